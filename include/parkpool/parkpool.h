@@ -1,0 +1,176 @@
+/*
+ * parkpool: a thread pool whose workers sleep with per-thread park/unpark.
+ *
+ * Call apr_initialize() before anything here. Every function that can fail
+ * returns an apr_status_t; pp_strerror() turns any of them into text.
+ */
+#ifndef PARKPOOL_H
+#define PARKPOOL_H
+
+#include <apr_errno.h>
+#include <apr_pools.h>
+#include <apr_time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PP_VERSION_MAJOR 0
+#define PP_VERSION_MINOR 1
+#define PP_VERSION_PATCH 0
+#define PP_VERSION_STRING "0.1.0"
+
+typedef struct pp_pool_t pp_pool_t;
+typedef struct pp_group_t pp_group_t;
+typedef struct pp_task_ctx_t pp_task_ctx_t;
+
+/** A task body. A non-success return counts the task as failed. */
+typedef apr_status_t (*pp_task_fn)(void *arg, pp_task_ctx_t *ctx);
+
+/*
+ * Status codes. They sit in APR's user error space, away from the ranges
+ * APR's own list gives to Subversion and httpd.
+ */
+#define PP_START_ERROR (APR_OS_START_USERERR + 7700)
+#define PP_ESHUTDOWN   (PP_START_ERROR + 1) /**< pool no longer accepts tasks */
+#define PP_EFULL       (PP_START_ERROR + 2) /**< bounded queue full (PP_NOWAIT) */
+#define PP_ECANCELLED  (PP_START_ERROR + 3) /**< task dropped before it ran */
+#define PP_ENOTYPE     (PP_START_ERROR + 4) /**< no such task type */
+#define PP_EDUPTYPE    (PP_START_ERROR + 5) /**< task type already registered */
+#define PP_EPLUGIN     (PP_START_ERROR + 6) /**< not a parkpool plugin */
+#define PP_EABI        (PP_START_ERROR + 7) /**< plugin built for another ABI */
+#define PP_END_ERROR   (PP_START_ERROR + 8) /**< one past the last code */
+
+/** pp_submit_ex() flag: fail with PP_EFULL rather than wait for room. */
+#define PP_NOWAIT 0x1u
+
+/** pp_pool_shutdown() modes. */
+#define PP_DRAIN  1 /**< run everything queued, then stop */
+#define PP_CANCEL 2 /**< drop everything queued, let running tasks finish */
+
+typedef struct pp_config_t {
+    apr_uint32_t threads;        /**< workers; 0 = online CPUs */
+    const char  *name_prefix;    /**< threads are "<prefix>-<i>"; NULL = "pp-worker" */
+    apr_size_t   stack_size;     /**< bytes per worker; 0 = 2 MiB */
+    apr_uint32_t queue_capacity; /**< 0 = unbounded; else submit waits or PP_EFULL */
+    /** Called on a worker (or the cancelling thread) for each failed or
+     *  dropped task; task_name is "" for tasks submitted without a name. */
+    void (*on_task_error)(apr_status_t status, const char *task_name, void *baton);
+    /** Receives pp_task_emit() lines; called concurrently from workers. */
+    void (*on_output)(const char *line, const char *task_name, void *baton);
+    void        *baton;          /**< passed to both hooks */
+    apr_uint32_t spin;           /**< polls of its token before a worker parks; 0 = none */
+} pp_config_t;
+
+typedef struct pp_stats_t {
+    apr_uint64_t submitted, completed, failed, cancelled; /* task outcomes */
+    apr_uint64_t queued, running;  /* at the moment of reading */
+    apr_uint64_t parks, unparks;   /* sleep/wake traffic */
+    apr_uint64_t threads;          /* workers the pool started */
+} pp_stats_t;
+
+/** A named task with an optional release hook, for callers that need them. */
+typedef struct pp_task_t {
+    pp_task_fn   fn;
+    void        *arg;
+    /** Called exactly once with arg: after fn returned, or when the task
+     *  is dropped by a cancel. May be NULL. */
+    void       (*release)(void *arg);
+    const char  *name;           /**< shown to the hooks; may be NULL */
+} pp_task_t;
+
+/** Fill cfg with defaults: online CPUs, "pp-worker", 2 MiB stacks, unbounded. */
+void pp_config_init(pp_config_t *cfg);
+
+/**
+ * Start a pool. Its memory lives in a subpool of parent; destroying parent
+ * shuts the pool down (drain, no time limit) and joins its workers.
+ * @param cfg NULL for defaults. Nonsense values give APR_EINVAL.
+ * If starting worker k fails, the workers already running are joined, all
+ * memory is released and that failure is returned.
+ */
+apr_status_t pp_pool_create(pp_pool_t **pool, const pp_config_t *cfg,
+                            apr_pool_t *parent);
+
+/** Shut down (drain), join and free the pool now rather than with its parent. */
+void pp_pool_destroy(pp_pool_t *pool);
+
+/** Queue fn(arg). Same as pp_submit_ex(pool, fn, arg, NULL, 0). */
+apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
+
+/**
+ * Queue fn(arg), optionally as a member of group.
+ * On a full bounded queue this waits for room, or fails with PP_EFULL under
+ * PP_NOWAIT; a pool's own workers are never made to wait (their submits go
+ * past the capacity), so nested fan-out cannot deadlock.
+ * @return PP_ESHUTDOWN once shutdown began, PP_ECANCELLED if the group was
+ *         cancelled and still has tasks pending, APR_EINVAL on bad arguments.
+ */
+apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
+                          pp_group_t *group, apr_uint32_t flags);
+
+/** pp_submit_ex() for a pp_task_t (copied; the struct need not outlive the call). */
+apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
+                            pp_group_t *group, apr_uint32_t flags);
+
+/**
+ * Stop accepting tasks and wait for the workers to exit.
+ * PP_DRAIN runs what is queued first; PP_CANCEL drops it (each dropped task
+ * is released, counted as cancelled and reported to on_task_error as
+ * PP_ECANCELLED) and running tasks see pp_task_cancelled(). A cancel may
+ * follow a drain that timed out.
+ * @param timeout microseconds; -1 waits as long as it takes.
+ * @return APR_TIMEUP if workers still run at the deadline (call again);
+ *         APR_EINPROGRESS when called from one of the pool's own tasks,
+ *         which cannot wait for itself: the shutdown is started, not awaited.
+ */
+apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
+                              apr_interval_time_t timeout);
+
+/** Counters, read without locks; queued and running are a momentary view. */
+void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out);
+
+/** A set of tasks to wait for together. Its memory lives in p, and p's
+ *  destruction waits until none of its tasks are pending. */
+apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p);
+
+/**
+ * Wait until every task of the group completed, failed or was cancelled.
+ * @param timeout microseconds; -1 no limit; 0 polls.
+ * @return APR_SUCCESS, APR_TIMEUP, or APR_EINVAL when called from one of the
+ *         group's own tasks (it would wait for itself).
+ */
+apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout);
+
+/** Drop the group's queued tasks (each reported as PP_ECANCELLED); its
+ *  running tasks see pp_task_cancelled() and further submits to it fail
+ *  with PP_ECANCELLED until it is done. */
+apr_status_t pp_group_cancel(pp_group_t *group);
+
+/** The first non-success outcome among the group's tasks since it was last
+ *  done, or APR_SUCCESS. A group is reused once done, which clears this. */
+apr_status_t pp_group_status(const pp_group_t *group);
+
+/** Non-zero when the running task should stop early (pool or group cancelled). */
+int pp_task_cancelled(const pp_task_ctx_t *ctx);
+
+/** Index (0 .. threads-1) of the worker running the task. */
+apr_uint32_t pp_task_worker(const pp_task_ctx_t *ctx);
+
+/** Hand a result line to the pool's on_output hook (dropped if none). */
+void pp_task_emit(pp_task_ctx_t *ctx, const char *line);
+
+/** Text for a parkpool or APR status, written into buf; returns buf. */
+const char *pp_strerror(apr_status_t status, char *buf, apr_size_t bufsize);
+
+/** The park/unpark backend compiled in: "futex", "cond" or "win32". */
+const char *pp_park_backend(void);
+
+/** The library's version string, e.g. "0.1.0". */
+const char *pp_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PARKPOOL_H */

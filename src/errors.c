@@ -1,0 +1,25 @@
+#include "parkpool/parkpool.h"
+
+#include <apr_strings.h>
+
+static const char *const messages[PP_END_ERROR - PP_START_ERROR] = {
+    NULL,
+    "the pool is shutting down and accepts no more tasks",
+    "the task queue is full",
+    "the task was cancelled before it ran",
+    "no task type of that name is registered",
+    "a task type of that name is already registered",
+    "not a parkpool plugin",
+    "the plugin was built for an incompatible parkpool ABI",
+};
+
+const char *pp_strerror(apr_status_t status, char *buf, apr_size_t bufsize)
+{
+    if (!buf || bufsize == 0)
+        return "";
+    if (status > PP_START_ERROR && status < PP_END_ERROR) {
+        apr_cpystrn(buf, messages[status - PP_START_ERROR], bufsize);
+        return buf;
+    }
+    return apr_strerror(status, buf, bufsize);
+}

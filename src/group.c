@@ -1,0 +1,161 @@
+/*
+ * Groups: a count of pending tasks, the first failure among them and a
+ * condition variable for the threads that wait. The waiters are callers,
+ * never workers, so the broadcast here wakes no worker.
+ *
+ * Lock order: a group's lock may be held while taking its pool's queue lock
+ * (pp_group_cancel), never the other way round; pool.c calls into the
+ * group only with the queue lock released.
+ */
+#include "pool_private.h"
+#include "fault.h"
+
+#include <apr_atomic.h>
+#include <apr_thread_cond.h>
+#include <apr_thread_mutex.h>
+
+struct pp_group_t {
+    apr_thread_mutex_t *lock;
+    apr_thread_cond_t  *done;
+    pp_pool_t          *pool;      /* the pool of the current round */
+    apr_uint32_t        pending;   /* guarded by lock, as is what follows */
+    apr_uint32_t        nwaiting;
+    apr_status_t        status;
+    volatile apr_uint32_t cancelled; /* read lock-free by pp_task_cancelled */
+};
+
+/* The group's memory goes with its APR pool: wait for its tasks first, so
+ * no worker touches freed memory. Registered after the mutex and condition
+ * variable, so it runs before their own cleanups. */
+static apr_status_t group_cleanup(void *data)
+{
+    pp_group_wait(data, -1);
+    return APR_SUCCESS;
+}
+
+apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p)
+{
+    pp_group_t *g;
+    apr_status_t rv;
+
+    if (!group || !p)
+        return APR_EINVAL;
+    *group = NULL;
+    g = apr_pcalloc(p, sizeof(*g));
+    rv = pp__fault_hit(PP__FAULT_GROUP_CREATE)
+         ? APR_ENOMEM
+         : apr_thread_mutex_create(&g->lock, APR_THREAD_MUTEX_DEFAULT, p);
+    if (rv == APR_SUCCESS)
+        rv = apr_thread_cond_create(&g->done, p);
+    if (rv != APR_SUCCESS)
+        return rv;
+    apr_pool_cleanup_register(p, g, group_cleanup, apr_pool_cleanup_null);
+    *group = g;
+    return APR_SUCCESS;
+}
+
+apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool)
+{
+    apr_status_t rv = APR_SUCCESS;
+
+    apr_thread_mutex_lock(g->lock);
+    if (g->pending == 0) {
+        /* A new round: the group forgets the last one's outcome. */
+        g->pool = pool;
+        g->status = APR_SUCCESS;
+        apr_atomic_set32(&g->cancelled, 0);
+    }
+    else if (g->pool != pool) {
+        rv = APR_EINVAL;    /* one pool per round, or cancel could not work */
+    }
+    else if (g->cancelled) {
+        rv = PP_ECANCELLED;
+    }
+    if (rv == APR_SUCCESS)
+        g->pending++;
+    apr_thread_mutex_unlock(g->lock);
+    return rv;
+}
+
+void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record)
+{
+    apr_thread_mutex_lock(g->lock);
+    if (record && outcome != APR_SUCCESS && g->status == APR_SUCCESS)
+        g->status = outcome;
+    /* Signal under the lock: a waiter that returns may free the group the
+     * moment the lock is released, and nothing here touches it after. */
+    if (--g->pending == 0 && g->nwaiting)
+        apr_thread_cond_broadcast(g->done);
+    apr_thread_mutex_unlock(g->lock);
+}
+
+int pp__group_cancelled(const pp_group_t *g)
+{
+    return apr_atomic_read32((volatile apr_uint32_t *)&g->cancelled) != 0;
+}
+
+apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout)
+{
+    apr_status_t rv = APR_SUCCESS;
+    apr_time_t deadline;
+
+    if (!group)
+        return APR_EINVAL;
+    if (pp__current_group() == group)
+        return APR_EINVAL;
+    deadline = timeout > 0 ? apr_time_now() + timeout : 0;
+    apr_thread_mutex_lock(group->lock);
+    while (group->pending > 0) {
+        if (timeout < 0) {
+            group->nwaiting++;
+            apr_thread_cond_wait(group->done, group->lock);
+            group->nwaiting--;
+            continue;
+        }
+        apr_interval_time_t left = deadline - apr_time_now();
+        if (timeout == 0 || left <= 0) {
+            rv = APR_TIMEUP;
+            break;
+        }
+        group->nwaiting++;
+        apr_thread_cond_timedwait(group->done, group->lock, left);
+        group->nwaiting--;
+    }
+    apr_thread_mutex_unlock(group->lock);
+    return rv;
+}
+
+apr_status_t pp_group_cancel(pp_group_t *group)
+{
+    pp__queue_t dropped = { 0 };
+    pp_pool_t *pool = NULL;
+    apr_status_t rv = APR_SUCCESS;
+
+    if (!group)
+        return APR_EINVAL;
+    apr_thread_mutex_lock(group->lock);
+    if (group->pending > 0) {
+        pool = group->pool;
+        apr_atomic_set32(&group->cancelled, 1);
+        rv = pp__pool_take_group(pool, group, &dropped);
+    }
+    apr_thread_mutex_unlock(group->lock);
+    /* The dropped tasks still count as pending, so the group (and the pool
+     * that must outlive it) stays until they are accounted for here. */
+    if (pool)
+        pp__pool_drop(pool, &dropped);
+    pp__queue_destroy(&dropped);
+    return rv;
+}
+
+apr_status_t pp_group_status(const pp_group_t *group)
+{
+    apr_status_t rv;
+
+    if (!group)
+        return APR_EINVAL;
+    apr_thread_mutex_lock(group->lock);
+    rv = group->status;
+    apr_thread_mutex_unlock(group->lock);
+    return rv;
+}

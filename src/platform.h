@@ -1,0 +1,21 @@
+/*
+ * What the pool needs from the OS beyond APR and the parker: naming the
+ * calling thread and counting CPUs. platform_posix.c implements it for
+ * Unix; a Windows port adds win32/platform_win32.c. The core includes no
+ * OS header and has no #ifdef of its own.
+ */
+#ifndef PP_PLATFORM_H
+#define PP_PLATFORM_H
+
+#include <apr.h>
+
+/** Longest thread name the OS keeps, without the terminating NUL. */
+apr_size_t pp__thread_name_max(void);
+
+/** Name the calling thread (already cut to pp__thread_name_max()); best effort. */
+void pp__thread_set_name(const char *name);
+
+/** Online CPUs, at least 1. */
+apr_uint32_t pp__cpu_count(void);
+
+#endif

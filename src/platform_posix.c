@@ -1,0 +1,38 @@
+/* POSIX side of platform.h. */
+#include "config.h"
+#include "platform.h"
+
+#include <pthread.h>
+#include <unistd.h>
+#ifdef HAVE_SYS_PRCTL_H
+#include <sys/prctl.h>
+#endif
+
+apr_size_t pp__thread_name_max(void)
+{
+    /* Linux keeps 15 bytes (TASK_COMM_LEN 16); macOS allows 63, and the
+     * BSDs about as many. 15 is safe everywhere and the suffix survives. */
+    return 15;
+}
+
+void pp__thread_set_name(const char *name)
+{
+#if defined(HAVE_PTHREAD_SETNAME_NP_2)
+    pthread_setname_np(pthread_self(), name);
+#elif defined(HAVE_PTHREAD_SETNAME_NP_1)
+    pthread_setname_np(name);
+#elif defined(HAVE_PTHREAD_SET_NAME_NP)
+    pthread_set_name_np(pthread_self(), name);
+#elif defined(HAVE_SYS_PRCTL_H) && defined(PR_SET_NAME)
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+#else
+    (void)name;
+#endif
+}
+
+apr_uint32_t pp__cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+    return n > 0 ? (apr_uint32_t)n : 1;
+}

@@ -1,0 +1,45 @@
+/*
+ * What pool.c, group.c and config.c share. Not installed.
+ */
+#ifndef PP_POOL_PRIVATE_H
+#define PP_POOL_PRIVATE_H
+
+#include "parkpool/parkpool.h"
+#include "queue.h"
+
+/* Limits behind APR_EINVAL for "nonsense" configurations. */
+#define PP__MAX_THREADS    4096u
+#define PP__MIN_STACK      ((apr_size_t)64 * 1024)
+#define PP__MAX_STACK      ((apr_size_t)1024 * 1024 * 1024)
+#define PP__DEFAULT_STACK  ((apr_size_t)2 * 1024 * 1024)
+#define PP__MAX_CAPACITY   (1u << 30)
+#define PP__MAX_SPIN       (1u << 20)
+#define PP__DEFAULT_PREFIX "pp-worker"
+
+/** Check cfg and replace its "0 = default" values by the real ones. */
+apr_status_t pp__config_resolve(pp_config_t *cfg);
+
+/* group.c, called by pool.c */
+
+/** Count one more pending task of g on pool (PP_ECANCELLED, APR_EINVAL). */
+apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool);
+
+/** One task of g has ended with outcome (recorded if record is set). */
+void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record);
+
+/** Non-zero once pp_group_cancel() was called in the current round. */
+int pp__group_cancelled(const pp_group_t *g);
+
+/* pool.c, called by group.c */
+
+/** Move the queued tasks of g out of pool's queue into out. */
+apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
+                                 pp__queue_t *out);
+
+/** Account, report and release each dropped entry of q as PP_ECANCELLED. */
+void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q);
+
+/** The group of the task running on the calling thread, or NULL. */
+pp_group_t *pp__current_group(void);
+
+#endif

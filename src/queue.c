@@ -1,0 +1,94 @@
+#include "queue.h"
+#include "fault.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Above this a ring of 40-byte entries would pass 80 GiB: refuse instead
+ * of letting the size arithmetic wrap. */
+#define QUEUE_MAX_SIZE (1u << 31)
+
+static apr_status_t grow(pp__queue_t *q, apr_uint32_t want)
+{
+    apr_uint32_t size = q->ring ? q->mask + 1 : 16;
+    apr_uint32_t len = pp__queue_len(q), i;
+    pp__entry_t *ring;
+
+    while (size < want) {
+        if (size >= QUEUE_MAX_SIZE)
+            return APR_ENOMEM;
+        size <<= 1;
+    }
+    if (pp__fault_hit(PP__FAULT_QUEUE_GROW))
+        return APR_ENOMEM;
+    ring = malloc((size_t)size * sizeof(*ring));
+    if (!ring)
+        return APR_ENOMEM;
+    /* Unwrap into the new ring so that head starts at 0. */
+    for (i = 0; i < len; i++)
+        ring[i] = q->ring[(q->head + i) & q->mask];
+    free(q->ring);
+    q->ring = ring;
+    q->mask = size - 1;
+    q->head = 0;
+    q->tail = len;
+    return APR_SUCCESS;
+}
+
+apr_status_t pp__queue_init(pp__queue_t *q, apr_uint32_t hint)
+{
+    memset(q, 0, sizeof(*q));
+    return hint ? grow(q, hint) : APR_SUCCESS;
+}
+
+void pp__queue_destroy(pp__queue_t *q)
+{
+    free(q->ring);
+    memset(q, 0, sizeof(*q));
+}
+
+apr_status_t pp__queue_push(pp__queue_t *q, const pp__entry_t *e)
+{
+    if (!q->ring || pp__queue_len(q) > q->mask) {
+        apr_status_t rv = grow(q, pp__queue_len(q) + 1);
+        if (rv != APR_SUCCESS)
+            return rv;
+    }
+    q->ring[q->tail++ & q->mask] = *e;
+    return APR_SUCCESS;
+}
+
+int pp__queue_pop(pp__queue_t *q, pp__entry_t *e)
+{
+    if (q->head == q->tail)
+        return 0;
+    *e = q->ring[q->head++ & q->mask];
+    return 1;
+}
+
+apr_status_t pp__queue_take_group(pp__queue_t *q, const pp_group_t *g,
+                                  pp__queue_t *out)
+{
+    apr_uint32_t len = pp__queue_len(q), n = 0, i, keep;
+
+    for (i = 0; i < len; i++)
+        n += q->ring[(q->head + i) & q->mask].group == g;
+    if (n == 0)
+        return APR_SUCCESS;
+    if (!out->ring || pp__queue_len(out) + n > out->mask + 1) {
+        apr_status_t rv = grow(out, pp__queue_len(out) + n);
+        if (rv != APR_SUCCESS)
+            return rv;
+    }
+    /* One forward pass: the write index never passes the read index, so
+     * keepers compact in place and both sides keep their order. */
+    for (i = 0, keep = 0; i < len; i++) {
+        pp__entry_t e = q->ring[(q->head + i) & q->mask];
+        if (e.group == g)
+            out->ring[out->tail++ & out->mask] = e;
+        else
+            q->ring[(q->head + keep++) & q->mask] = e;
+    }
+    q->tail = q->head + keep;
+    return APR_SUCCESS;
+}

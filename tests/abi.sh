@@ -1,0 +1,20 @@
+#!/bin/sh
+# The shared library exports the public pp_ API and nothing else: no pp__
+# internals, no helpers without the prefix.
+set -u
+lib="${top_builddir:-.}/.libs/libparkpool.so"
+[ -f "$lib" ] || { echo "abi: $lib not built (static-only build?)"; exit 77; }
+syms=$(nm -D --defined-only "$lib" | awk '$2 ~ /^[TDRB]$/ { print $3 }' | sort)
+bad=$(printf '%s\n' "$syms" | grep -v '^pp_[a-z]' || true)
+internal=$(printf '%s\n' "$syms" | grep '^pp__' || true)
+count=$(printf '%s\n' "$syms" | grep -c '^pp_')
+status=0
+[ -z "$bad$internal" ] || { echo "abi: unexpected exports:"; echo "$bad$internal"; status=1; }
+for want in pp_pool_create pp_submit pp_submit_ex pp_pool_shutdown pp_pool_stats \
+            pp_group_create pp_group_wait pp_group_cancel pp_group_status \
+            pp_task_cancelled pp_task_worker pp_task_emit pp_strerror pp_config_init; do
+    printf '%s\n' "$syms" | grep -qx "$want" || { echo "abi: $want not exported"; status=1; }
+done
+echo "abi: $count pp_ symbols exported"
+[ $status -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
+exit $status

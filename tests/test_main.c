@@ -1,0 +1,54 @@
+/*
+ * The CUnit runner: `pp_test` runs every suite, `pp_test SUITE...` only
+ * those named (valgrind runs pick the core ones).
+ */
+#include "testutil.h"
+
+#include <CUnit/Basic.h>
+#include <apr_general.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    unsigned failed;
+    int i;
+
+    /* A hang is a failure too: never let CI wait for its own limit. */
+    alarm(1800);
+    if (apr_initialize() != APR_SUCCESS || apr_pool_create(&t_root, NULL) != APR_SUCCESS) {
+        fprintf(stderr, "pp_test: cannot initialise APR\n");
+        return 1;
+    }
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    t_register_park();
+    t_register_queue();
+    t_register_pool();
+    t_register_shutdown();
+    t_register_group();
+    t_register_config();
+
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    if (argc > 1) {
+        for (i = 1; i < argc; i++) {
+            CU_pSuite s = CU_get_suite(argv[i]);
+            if (!s) {
+                fprintf(stderr, "pp_test: no suite named '%s'\n", argv[i]);
+                CU_cleanup_registry();
+                return 2;
+            }
+            CU_basic_run_suite(s);
+        }
+    }
+    else {
+        CU_basic_run_tests();
+    }
+    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    apr_pool_destroy(t_root);
+    apr_terminate();
+    return failed ? 1 : 0;
+}

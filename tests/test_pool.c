@@ -1,0 +1,598 @@
+/* The pool core: exactly-once, wakeups, nesting, failures, names, stacks, idle. */
+#include "testutil.h"
+
+#include <apr_strings.h>
+#include <apr_time.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------ exactly once */
+
+static apr_status_t hit_task(void *arg, pp_task_ctx_t *ctx)
+{
+    volatile apr_uint32_t *hit = arg;
+
+    (void)ctx;
+    apr_atomic_inc32(hit);
+    return APR_SUCCESS;
+}
+
+typedef struct producer {
+    pp_pool_t *pool;
+    pp_group_t *group;
+    volatile apr_uint32_t *hits;
+    apr_uint32_t from, to;
+    apr_uint32_t errors;
+} producer;
+
+static void produce(void *arg)
+{
+    producer *pr = arg;
+    apr_uint32_t i;
+
+    for (i = pr->from; i < pr->to; i++)
+        if (pp_submit_ex(pr->pool, hit_task, (void *)&pr->hits[i], pr->group, 0)
+            != APR_SUCCESS)
+            pr->errors++;
+}
+
+static void check_exactly_once(apr_uint32_t producers, apr_uint32_t total)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    producer pr[8];
+    void *args[8];
+    volatile apr_uint32_t *hits;
+    apr_uint32_t i, bad = 0, errors = 0;
+    pp_stats_t st;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 4, 0);
+    T_OK_FATAL(pp_group_create(&g, p));
+    hits = calloc(total, sizeof(*hits));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hits);
+    for (i = 0; i < producers; i++) {
+        pr[i].pool = pool;
+        pr[i].group = g;
+        pr[i].hits = hits;
+        pr[i].from = total / producers * i;
+        pr[i].to = i + 1 == producers ? total : total / producers * (i + 1);
+        pr[i].errors = 0;
+        args[i] = &pr[i];
+    }
+    if (producers == 1)
+        produce(&pr[0]);
+    else
+        t_run_threads(producers, produce, args);
+    T_OK(pp_group_wait(g, apr_time_from_sec(120)));
+    for (i = 0; i < producers; i++)
+        errors += pr[i].errors;
+    for (i = 0; i < total; i++)
+        bad += hits[i] != 1;
+    CU_ASSERT_EQUAL(errors, 0);
+    CU_ASSERT_EQUAL(bad, 0);
+    pp_pool_stats(pool, &st);
+    CU_ASSERT_EQUAL(st.submitted, total);
+    CU_ASSERT_EQUAL(st.completed, total);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    t_assert_accounted(pool);
+    free((void *)hits);
+    apr_pool_destroy(p);
+}
+
+static void test_exactly_once_1_producer(void)
+{
+    check_exactly_once(1, t_scaled(1000000));
+}
+
+static void test_exactly_once_4_producers(void)
+{
+    check_exactly_once(4, t_scaled(1000000));
+}
+
+/* ---------------------------------------------------------- lost wakeups */
+
+/* Each round submits one task and waits for it: the pool is idle between
+ * rounds, so every round goes through park and unpark. A lost wakeup shows
+ * as a timeout (the task sat queued while its worker slept). */
+static void test_no_lost_wakeup(void)
+{
+    static const apr_uint32_t workers[] = { 1, 2, 4, 8 };
+    apr_uint32_t rounds = t_scaled(200000), w, r;
+
+    for (w = 0; w < sizeof(workers) / sizeof(workers[0]); w++) {
+        apr_pool_t *p;
+        pp_pool_t *pool;
+        pp_group_t *g;
+        volatile apr_uint32_t ran = 0;
+        apr_uint32_t timeouts = 0;
+        pp_stats_t st;
+
+        apr_pool_create(&p, t_root);
+        pool = t_pool(p, workers[w], 0);
+        T_OK_FATAL(pp_group_create(&g, p));
+        for (r = 0; r < rounds; r++) {
+            T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, g, 0));
+            if (pp_group_wait(g, apr_time_from_sec(1)) != APR_SUCCESS) {
+                timeouts++;
+                T_OK(pp_group_wait(g, -1));
+            }
+        }
+        CU_ASSERT_EQUAL(timeouts, 0);
+        CU_ASSERT_EQUAL(ran, rounds);
+        pp_pool_stats(pool, &st);
+        CU_ASSERT(st.parks > 0);
+        CU_ASSERT(st.unparks > 0);
+        /* One unpark per wake at most: never more than the submits. */
+        CU_ASSERT(st.unparks <= st.submitted);
+        T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+        t_assert_accounted(pool);
+        apr_pool_destroy(p);
+    }
+}
+
+/* Wakes one worker per task: with all workers idle, one submit must not
+ * wake the others (the herd a broadcast would cause). */
+static void test_one_wake_per_submit(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    volatile apr_uint32_t ran = 0;
+    pp_stats_t before, after;
+    int i;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 8, 0);
+    T_OK_FATAL(pp_group_create(&g, p));
+    apr_sleep(apr_time_from_msec(100));    /* let all eight park */
+    for (i = 0; i < 100; i++) {
+        pp_pool_stats(pool, &before);
+        T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, g, 0));
+        T_OK(pp_group_wait(g, -1));
+        apr_sleep(apr_time_from_msec(1));
+        pp_pool_stats(pool, &after);
+        CU_ASSERT(after.unparks - before.unparks <= 1);
+        CU_ASSERT(after.parks - before.parks <= 1);
+    }
+    CU_ASSERT_EQUAL(ran, 100);
+    apr_pool_destroy(p);
+}
+
+/* -------------------------------------------------------------- nesting */
+
+typedef struct tree {
+    pp_pool_t *pool;
+    pp_group_t *group;
+    volatile apr_uint32_t nodes, errors;
+    apr_uint32_t depth;
+} tree;
+
+/* One tree at a time; a node's argument is its level, so the test
+ * allocates nothing per task. */
+static tree *the_tree;
+
+static apr_status_t tree_task(void *arg, pp_task_ctx_t *ctx)
+{
+    apr_uintptr_t level = (apr_uintptr_t)arg;
+    tree *t = the_tree;
+
+    (void)ctx;
+    apr_atomic_inc32(&t->nodes);
+    if (level + 1 < t->depth) {
+        int k;
+        for (k = 0; k < 2; k++)
+            if (pp_submit_ex(t->pool, tree_task, (void *)(level + 1), t->group, 0)
+                != APR_SUCCESS)
+                apr_atomic_inc32(&t->errors);
+    }
+    return APR_SUCCESS;
+}
+
+static void check_tree(apr_uint32_t capacity)
+{
+    apr_pool_t *p;
+    tree t;
+
+    apr_pool_create(&p, t_root);
+    memset(&t, 0, sizeof(t));
+    t.pool = t_pool(p, 4, capacity);
+    t.depth = 17;    /* 2^17 - 1 nodes */
+    T_OK_FATAL(pp_group_create(&t.group, p));
+    the_tree = &t;
+    T_OK(pp_submit_ex(t.pool, tree_task, (void *)0, t.group, 0));
+    T_OK(pp_group_wait(t.group, apr_time_from_sec(120)));
+    CU_ASSERT_EQUAL(t.errors, 0);
+    CU_ASSERT_EQUAL(t.nodes, (1u << 17) - 1);
+    T_OK(pp_pool_shutdown(t.pool, PP_DRAIN, -1));
+    t_assert_accounted(t.pool);
+    apr_pool_destroy(p);
+}
+
+static void test_nested_fanout(void)
+{
+    check_tree(0);
+}
+
+static void test_nested_fanout_bounded(void)
+{
+    check_tree(64);
+}
+
+/* ---------------------------------------------------- failure isolation */
+
+typedef struct failures {
+    volatile apr_uint32_t reported;
+    volatile apr_uint32_t status_sum;
+    volatile apr_uint32_t bad_name;
+} failures;
+
+static void on_error(apr_status_t status, const char *name, void *baton)
+{
+    failures *f = baton;
+
+    apr_atomic_inc32(&f->reported);
+    apr_atomic_add32(&f->status_sum, (apr_uint32_t)(status - APR_OS_START_USERERR));
+    if (!name || strcmp(name, "failing") != 0)
+        apr_atomic_inc32(&f->bad_name);
+}
+
+static apr_status_t fail_task(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)ctx;
+    return (apr_status_t)(apr_uintptr_t)arg;
+}
+
+/* Holds its worker until `want` distinct workers have checked in: proves
+ * that many workers are alive and taking tasks at once. */
+typedef struct roll_call {
+    volatile apr_uint32_t seen_mask, want;
+} roll_call;
+
+static apr_status_t roll_call_task(void *arg, pp_task_ctx_t *ctx)
+{
+    roll_call *rc = arg;
+    apr_uint32_t bit = 1u << pp_task_worker(ctx), old;
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);
+
+    do
+        old = apr_atomic_read32(&rc->seen_mask);
+    while (apr_atomic_cas32(&rc->seen_mask, old | bit, old) != old);
+    while ((apr_uint32_t)__builtin_popcount(apr_atomic_read32(&rc->seen_mask)) < rc->want
+           && apr_time_now() < deadline)
+        apr_sleep(200);
+    return APR_SUCCESS;
+}
+
+static void test_failure_isolation(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_config_t cfg;
+    pp_group_t *g;
+    failures f = { 0, 0, 0 };
+    roll_call rc = { 0, 4 };
+    volatile apr_uint32_t ran = 0;
+    apr_uint32_t i, nfail = 1000, expect_sum = 0;
+    pp_stats_t st;
+
+    apr_pool_create(&p, t_root);
+    pp_config_init(&cfg);
+    cfg.threads = 4;
+    cfg.on_task_error = on_error;
+    cfg.baton = &f;
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
+    T_OK_FATAL(pp_group_create(&g, p));
+    for (i = 0; i < nfail; i++) {
+        pp_task_t t = { fail_task, NULL, NULL, "failing" };
+        apr_status_t code = APR_OS_START_USERERR + 1 + (i % 7);
+        t.arg = (void *)(apr_uintptr_t)code;
+        expect_sum += 1 + (i % 7);
+        T_OK(pp_submit_task(pool, &t, g, 0));
+    }
+    T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+    CU_ASSERT_EQUAL(f.reported, nfail);
+    CU_ASSERT_EQUAL(f.status_sum, expect_sum);
+    CU_ASSERT_EQUAL(f.bad_name, 0);
+    CU_ASSERT_NOT_EQUAL(pp_group_status(g), APR_SUCCESS);
+    pp_pool_stats(pool, &st);
+    CU_ASSERT_EQUAL(st.failed, nfail);
+    CU_ASSERT_EQUAL(st.completed, 0);
+
+    /* Every worker lives on: four tasks that each wait until four distinct
+     * workers hold one, then the next 10,000 tasks. */
+    for (i = 0; i < 4; i++)
+        T_OK(pp_submit_ex(pool, roll_call_task, &rc, g, 0));
+    for (i = 0; i < 10000; i++)
+        T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, g, 0));
+    T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+    CU_ASSERT_EQUAL(__builtin_popcount(rc.seen_mask), 4);
+    CU_ASSERT_EQUAL(ran, 10000);
+    CU_ASSERT_EQUAL(pp_group_status(g), APR_SUCCESS);    /* a new round */
+    pp_pool_stats(pool, &st);
+    CU_ASSERT_EQUAL(st.completed, 10004);
+    CU_ASSERT_EQUAL(st.failed, nfail);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    t_assert_accounted(pool);
+    apr_pool_destroy(p);
+}
+
+/* -------------------------------------------------------- bounded queue */
+
+typedef struct blocked_submit {
+    pp_pool_t *pool;
+    volatile apr_uint32_t done;
+    apr_status_t rv;
+    volatile apr_uint32_t *counter;
+} blocked_submit;
+
+static void submit_blocking(void *arg)
+{
+    blocked_submit *b = arg;
+
+    b->rv = pp_submit(b->pool, t_count_task, (void *)b->counter);
+    apr_atomic_set32(&b->done, 1);
+}
+
+static void test_bounded_queue(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    t_gate gate = { 0, 0, 0 };
+    volatile apr_uint32_t ran = 0;
+    blocked_submit b;
+    t_thread *t;
+    int i;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 2, 8);
+    for (i = 0; i < 2; i++)
+        T_OK(pp_submit(pool, t_gate_task, &gate));
+    t_gate_wait_arrived(&gate, 2);
+    for (i = 0; i < 8; i++)
+        T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, NULL, PP_NOWAIT));
+    CU_ASSERT_EQUAL(pp_submit_ex(pool, t_count_task, (void *)&ran, NULL, PP_NOWAIT),
+                    PP_EFULL);
+    /* A blocking submit waits for room rather than failing or overfilling. */
+    b.pool = pool;
+    b.done = 0;
+    b.rv = APR_EGENERAL;
+    b.counter = &ran;
+    t = t_spawn(submit_blocking, &b);
+    apr_sleep(apr_time_from_msec(50));
+    CU_ASSERT_EQUAL(apr_atomic_read32(&b.done), 0);
+    t_gate_open(&gate);
+    t_join(t);
+    CU_ASSERT_EQUAL(b.rv, APR_SUCCESS);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    CU_ASSERT_EQUAL(ran, 9);
+    t_assert_accounted(pool);
+    apr_pool_destroy(p);
+}
+
+/* ------------------------------------------------------------- output */
+
+typedef struct lines {
+    volatile apr_uint32_t n, bad;
+} lines;
+
+static void on_output(const char *line, const char *name, void *baton)
+{
+    lines *l = baton;
+
+    apr_atomic_inc32(&l->n);
+    if (strcmp(line, "hello") != 0 || strcmp(name, "greeter") != 0)
+        apr_atomic_inc32(&l->bad);
+}
+
+static apr_status_t emit_task(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    pp_task_emit(ctx, "hello");
+    pp_task_emit(ctx, NULL);    /* ignored */
+    return APR_SUCCESS;
+}
+
+static void test_emit(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_config_t cfg;
+    lines l = { 0, 0 };
+    pp_task_t t = { emit_task, NULL, NULL, "greeter" };
+    int i;
+
+    apr_pool_create(&p, t_root);
+    pp_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.on_output = on_output;
+    cfg.baton = &l;
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
+    for (i = 0; i < 100; i++)
+        T_OK(pp_submit_task(pool, &t, NULL, 0));
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    CU_ASSERT_EQUAL(l.n, 100);
+    CU_ASSERT_EQUAL(l.bad, 0);
+    apr_pool_destroy(p);
+}
+
+/* --------------------------------------------------------------- idle */
+
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6
+           + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static void test_idle_burns_no_cpu(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    volatile apr_uint32_t ran = 0;
+    double before, used;
+    int i;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 4, 0);
+    /* Wake everybody once, then let them settle into park. */
+    for (i = 0; i < 1000; i++)
+        T_OK(pp_submit(pool, t_count_task, (void *)&ran));
+    apr_sleep(apr_time_from_msec(100));
+    before = cpu_seconds();
+    apr_sleep(apr_time_from_sec(1));
+    used = cpu_seconds() - before;
+    CU_ASSERT(used < 0.020);
+    if (used >= 0.020)
+        fprintf(stderr, "\n    idle pool used %.3f s of CPU in 1 s\n", used);
+    apr_pool_destroy(p);
+}
+
+/* ------------------------------------------------- names, stack, index */
+
+typedef struct thread_facts {
+    volatile apr_uint32_t bad_name, bad_index, ran;
+    apr_size_t stack[8];
+    const char *prefix;
+    roll_call rc;
+} thread_facts;
+
+/* Records what its worker looks like, then holds the worker until every
+ * worker has checked in, so n such tasks cover all n workers. */
+static apr_status_t facts_task(void *arg, pp_task_ctx_t *ctx)
+{
+    thread_facts *f = arg;
+    apr_uint32_t idx = pp_task_worker(ctx);
+    char name[32] = "", suffix[16], want[64];
+    apr_size_t keep;
+    pthread_attr_t attr;
+    size_t size = 0;
+
+    if (idx >= f->rc.want) {
+        apr_atomic_inc32(&f->bad_index);
+        return APR_SUCCESS;
+    }
+    pthread_getname_np(pthread_self(), name, sizeof(name));
+    /* Linux keeps 15 bytes: the prefix is cut, never the index. */
+    apr_snprintf(suffix, sizeof(suffix), "-%u", idx);
+    keep = strlen(f->prefix);
+    if (keep + strlen(suffix) > 15)
+        keep = 15 - strlen(suffix);
+    apr_snprintf(want, sizeof(want), "%.*s%s", (int)keep, f->prefix, suffix);
+    if (strcmp(name, want) != 0)
+        apr_atomic_inc32(&f->bad_name);
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstacksize(&attr, &size);
+        pthread_attr_destroy(&attr);
+    }
+    f->stack[idx] = size;
+    apr_atomic_inc32(&f->ran);
+    return roll_call_task(&f->rc, ctx);
+}
+
+static void check_threads(const char *prefix, apr_size_t stack, apr_size_t expect)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_config_t cfg;
+    thread_facts f;
+    apr_uint32_t i;
+
+    apr_pool_create(&p, t_root);
+    memset(&f, 0, sizeof(f));
+    f.prefix = prefix;
+    f.rc.want = 3;
+    pp_config_init(&cfg);
+    cfg.threads = 3;
+    cfg.name_prefix = prefix;
+    cfg.stack_size = stack;
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
+    for (i = 0; i < 3; i++)
+        T_OK(pp_submit(pool, facts_task, &f));
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    CU_ASSERT_EQUAL(f.ran, 3);
+    CU_ASSERT_EQUAL(__builtin_popcount(f.rc.seen_mask), 3);
+    CU_ASSERT_EQUAL(f.bad_name, 0);
+    CU_ASSERT_EQUAL(f.bad_index, 0);
+    /* glibc reports the size asked for, plus at most a guard page. */
+    for (i = 0; i < 3; i++)
+        CU_ASSERT(f.stack[i] >= expect && f.stack[i] <= expect + 64 * 1024);
+    apr_pool_destroy(p);
+}
+
+static void test_thread_names_and_stack(void)
+{
+    check_threads("tname", 0, 2 * 1024 * 1024);
+    check_threads("a-very-long-worker-prefix", 256 * 1024, 256 * 1024);
+}
+
+static apr_status_t deep_stack_task(void *arg, pp_task_ctx_t *ctx)
+{
+    volatile char buf[1536 * 1024];
+    apr_size_t i;
+    unsigned sum = 0;
+
+    (void)ctx;
+    for (i = 0; i < sizeof(buf); i += 4096)
+        buf[i] = (char)i;
+    for (i = 0; i < sizeof(buf); i += 4096)
+        sum += (unsigned char)buf[i];
+    *(unsigned *)arg = sum + 1;
+    return APR_SUCCESS;
+}
+
+static void test_deep_stack_on_default(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    unsigned result = 0;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 1, 0);
+    T_OK(pp_submit(pool, deep_stack_task, &result));
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    CU_ASSERT_NOT_EQUAL(result, 0);
+    apr_pool_destroy(p);
+}
+
+static void test_thread_count_follows_pool(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    int base = t_thread_count();
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 5, 0);
+    if (base >= 0)
+        CU_ASSERT_EQUAL(t_thread_count(), base + 5);
+    pp_pool_destroy(pool);
+    if (base >= 0)
+        CU_ASSERT_EQUAL(t_thread_count(), base);
+    apr_pool_destroy(p);
+}
+
+void t_register_pool(void)
+{
+    CU_pSuite s = CU_add_suite("pool", NULL, NULL);
+
+    CU_add_test(s, "1,000,000 tasks from 1 producer run exactly once", test_exactly_once_1_producer);
+    CU_add_test(s, "1,000,000 tasks from 4 producers run exactly once", test_exactly_once_4_producers);
+    CU_add_test(s, "no lost wakeup: 200,000 rounds x 1/2/4/8 workers", test_no_lost_wakeup);
+    CU_add_test(s, "one submit wakes at most one worker", test_one_wake_per_submit);
+    CU_add_test(s, "nested fan-out of 2^17 tasks", test_nested_fanout);
+    CU_add_test(s, "nested fan-out on a queue of capacity 64", test_nested_fanout_bounded);
+    CU_add_test(s, "failing tasks are counted, reported, isolated", test_failure_isolation);
+    CU_add_test(s, "bounded queue: PP_EFULL and blocking submit", test_bounded_queue);
+    CU_add_test(s, "pp_task_emit reaches on_output", test_emit);
+    CU_add_test(s, "idle pool burns no CPU", test_idle_burns_no_cpu);
+    CU_add_test(s, "thread names and stack sizes", test_thread_names_and_stack);
+    CU_add_test(s, "1.5 MiB of stack on the default stack", test_deep_stack_on_default);
+    CU_add_test(s, "threads start with the pool and go with it", test_thread_count_follows_pool);
+}

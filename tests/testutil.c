@@ -1,0 +1,137 @@
+#include "testutil.h"
+
+#include <apr_time.h>
+
+#include <dirent.h>
+#include <stdlib.h>
+
+apr_pool_t *t_root;
+
+apr_uint32_t t_scaled(apr_uint32_t n)
+{
+    const char *s = getenv("PP_TEST_SCALE");
+    unsigned long div = s ? strtoul(s, NULL, 10) : 1;
+
+    if (div <= 1)
+        return n;
+    return n / div > 0 ? (apr_uint32_t)(n / div) : 1;
+}
+
+pp_pool_t *t_pool(apr_pool_t *p, apr_uint32_t threads, apr_uint32_t capacity)
+{
+    pp_config_t cfg;
+    pp_pool_t *pool = NULL;
+
+    pp_config_init(&cfg);
+    cfg.threads = threads;
+    cfg.queue_capacity = capacity;
+    CU_ASSERT_EQUAL_FATAL(pp_pool_create(&pool, &cfg, p), APR_SUCCESS);
+    return pool;
+}
+
+struct t_thread {
+    apr_pool_t *p;
+    apr_thread_t *thread;
+    t_thread_fn fn;
+    void *arg;
+};
+
+static void *APR_THREAD_FUNC thread_main(apr_thread_t *thread, void *data)
+{
+    t_thread *t = data;
+
+    (void)thread;
+    t->fn(t->arg);
+    return NULL;
+}
+
+t_thread *t_spawn(t_thread_fn fn, void *arg)
+{
+    apr_pool_t *p;
+    t_thread *t;
+
+    apr_pool_create(&p, t_root);
+    t = apr_pcalloc(p, sizeof(*t));
+    t->p = p;
+    t->fn = fn;
+    t->arg = arg;
+    CU_ASSERT_EQUAL_FATAL(apr_thread_create(&t->thread, NULL, thread_main, t, p),
+                          APR_SUCCESS);
+    return t;
+}
+
+void t_join(t_thread *t)
+{
+    apr_status_t rv;
+
+    apr_thread_join(&rv, t->thread);
+    apr_pool_destroy(t->p);
+}
+
+void t_run_threads(apr_uint32_t n, t_thread_fn fn, void **args)
+{
+    t_thread *th[64];
+    apr_uint32_t i;
+
+    CU_ASSERT_FATAL(n <= 64);
+    for (i = 0; i < n; i++)
+        th[i] = t_spawn(fn, args ? args[i] : NULL);
+    for (i = 0; i < n; i++)
+        t_join(th[i]);
+}
+
+int t_thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+apr_status_t t_gate_task(void *gate, pp_task_ctx_t *ctx)
+{
+    t_gate *g = gate;
+
+    apr_atomic_inc32(&g->arrived);
+    while (!apr_atomic_read32(&g->open) && !pp_task_cancelled(ctx))
+        apr_sleep(500);
+    apr_atomic_inc32(&g->left);
+    return APR_SUCCESS;
+}
+
+void t_gate_wait_arrived(t_gate *g, apr_uint32_t n)
+{
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);
+
+    while (apr_atomic_read32(&g->arrived) < n && apr_time_now() < deadline)
+        apr_sleep(500);
+    CU_ASSERT_FATAL(apr_atomic_read32(&g->arrived) >= n);
+}
+
+void t_gate_open(t_gate *g)
+{
+    apr_atomic_set32(&g->open, 1);
+}
+
+apr_status_t t_count_task(void *counter, pp_task_ctx_t *ctx)
+{
+    (void)ctx;
+    apr_atomic_inc32(counter);
+    return APR_SUCCESS;
+}
+
+void t_assert_accounted(pp_pool_t *pool)
+{
+    pp_stats_t s;
+
+    pp_pool_stats(pool, &s);
+    CU_ASSERT_EQUAL(s.queued, 0);
+    CU_ASSERT_EQUAL(s.running, 0);
+    CU_ASSERT_EQUAL(s.submitted, s.completed + s.failed + s.cancelled);
+}

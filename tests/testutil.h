@@ -1,0 +1,60 @@
+/* Helpers shared by the CUnit suites. */
+#ifndef PP_TESTUTIL_H
+#define PP_TESTUTIL_H
+
+#include "parkpool/parkpool.h"
+
+#include <CUnit/CUnit.h>
+#include <apr_atomic.h>
+#include <apr_thread_proc.h>
+
+/* The root pool of the run; each test makes its own subpool of it. */
+extern apr_pool_t *t_root;
+
+/* n divided by $PP_TEST_SCALE (default 1, at least 1): valgrind runs the
+ * same tests with smaller counts. */
+apr_uint32_t t_scaled(apr_uint32_t n);
+
+/* A pool of `threads` workers (capacity 0 = unbounded) in p; fails the
+ * test (fatally) if it cannot be created. */
+pp_pool_t *t_pool(apr_pool_t *p, apr_uint32_t threads, apr_uint32_t capacity);
+
+/* Threads for the tests' own producers and parkers. */
+typedef void (*t_thread_fn)(void *arg);
+typedef struct t_thread t_thread;
+t_thread *t_spawn(t_thread_fn fn, void *arg);
+void t_join(t_thread *t);
+/* Run fn(args[i]) (or fn(NULL)) on n threads at once and join them. */
+void t_run_threads(apr_uint32_t n, t_thread_fn fn, void **args);
+
+/* Threads of this process (Linux: /proc/self/task), or -1. */
+int t_thread_count(void);
+
+/* A gate: gate tasks block until it opens or their pool/group is cancelled. */
+typedef struct t_gate {
+    volatile apr_uint32_t open, arrived, left;
+} t_gate;
+apr_status_t t_gate_task(void *gate, pp_task_ctx_t *ctx);
+/* Wait (10 s at most, else fail) until n gate tasks are blocked in the gate. */
+void t_gate_wait_arrived(t_gate *g, apr_uint32_t n);
+void t_gate_open(t_gate *g);
+
+/* A task that adds 1 to the apr_uint32_t it is given. */
+apr_status_t t_count_task(void *counter, pp_task_ctx_t *ctx);
+
+/* Submit and CU_ASSERT success. */
+#define T_OK(expr) CU_ASSERT_EQUAL((expr), APR_SUCCESS)
+#define T_OK_FATAL(expr) CU_ASSERT_EQUAL_FATAL((expr), APR_SUCCESS)
+
+/* Assert the accounting identity at a quiescent point. */
+void t_assert_accounted(pp_pool_t *pool);
+
+/* Suites. */
+void t_register_park(void);
+void t_register_queue(void);
+void t_register_pool(void);
+void t_register_shutdown(void);
+void t_register_group(void);
+void t_register_config(void);
+
+#endif
