@@ -20,6 +20,7 @@ struct pp_group_t {
     pp_pool_t          *pool;      /* the pool of the current round */
     apr_uint32_t        pending;   /* guarded by lock, as is what follows */
     apr_uint32_t        nwaiting;
+    int                 waited;    /* a wait saw this round done */
     apr_status_t        status;
     volatile apr_uint32_t cancelled; /* read lock-free by pp_task_cancelled */
 };
@@ -60,12 +61,17 @@ apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool)
 
     apr_thread_mutex_lock(g->lock);
     if (g->pending == 0) {
-        /* A new round: the group forgets the last one's outcome. */
         g->pool = pool;
-        g->status = APR_SUCCESS;
-        apr_atomic_set32(&g->cancelled, 0);
+        /* A round ends when a wait has seen it done, not whenever the count
+         * touches zero: tasks that finish while their siblings are still
+         * being submitted must not wipe the round's first failure. */
+        if (g->waited) {
+            g->waited = 0;
+            g->status = APR_SUCCESS;
+            apr_atomic_set32(&g->cancelled, 0);
+        }
     }
-    else if (g->pool != pool) {
+    if (g->pending > 0 && g->pool != pool) {
         rv = APR_EINVAL;    /* one pool per round, or cancel could not work */
     }
     else if (g->cancelled) {
@@ -121,6 +127,8 @@ apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout)
         apr_thread_cond_timedwait(group->done, group->lock, left);
         group->nwaiting--;
     }
+    if (rv == APR_SUCCESS)
+        group->waited = 1;
     apr_thread_mutex_unlock(group->lock);
     return rv;
 }

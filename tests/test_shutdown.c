@@ -207,7 +207,7 @@ static void test_parent_pool_destruction_drains(void)
     apr_pool_destroy(p);    /* drains and joins before the memory goes */
     CU_ASSERT_EQUAL(ran, n);
     if (base >= 0)
-        CU_ASSERT_EQUAL(t_thread_count(), base);
+        CU_ASSERT(t_thread_count_settles(base) <= base);
 }
 
 static apr_status_t shutdown_self_task(void *arg, pp_task_ctx_t *ctx)

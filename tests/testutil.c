@@ -94,6 +94,18 @@ int t_thread_count(void)
     return n;
 }
 
+int t_thread_count_settles(int expect)
+{
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(5);
+    int n;
+
+    /* A joined thread can linger in /proc for a moment after its join
+     * returned (the kernel tears the task down asynchronously). */
+    while ((n = t_thread_count()) > expect && apr_time_now() < deadline)
+        apr_sleep(1000);
+    return n;
+}
+
 apr_status_t t_gate_task(void *gate, pp_task_ctx_t *ctx)
 {
     t_gate *g = gate;

@@ -29,6 +29,8 @@ void t_run_threads(apr_uint32_t n, t_thread_fn fn, void **args);
 
 /* Threads of this process (Linux: /proc/self/task), or -1. */
 int t_thread_count(void);
+/* t_thread_count() once it is down to expect, or after 5 s whatever it is. */
+int t_thread_count_settles(int expect);
 
 /* A gate: gate tasks block until it opens or their pool/group is cancelled. */
 typedef struct t_gate {

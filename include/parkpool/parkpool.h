@@ -103,8 +103,9 @@ apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
  * On a full bounded queue this waits for room, or fails with PP_EFULL under
  * PP_NOWAIT; a pool's own workers are never made to wait (their submits go
  * past the capacity), so nested fan-out cannot deadlock.
- * @return PP_ESHUTDOWN once shutdown began, PP_ECANCELLED if the group was
- *         cancelled and still has tasks pending, APR_EINVAL on bad arguments.
+ * @return PP_ESHUTDOWN once shutdown began, PP_ECANCELLED if the group's
+ *         round was cancelled, APR_EINVAL on bad arguments or when the group
+ *         still has tasks pending on another pool.
  */
 apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
                           pp_group_t *group, apr_uint32_t flags);
@@ -142,13 +143,18 @@ apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p);
  */
 apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout);
 
-/** Drop the group's queued tasks (each reported as PP_ECANCELLED); its
- *  running tasks see pp_task_cancelled() and further submits to it fail
- *  with PP_ECANCELLED until it is done. */
+/**
+ * Drop the group's queued tasks (each released and reported as
+ * PP_ECANCELLED); its running tasks see pp_task_cancelled(). Further
+ * submits to it fail with PP_ECANCELLED until the round ends.
+ *
+ * A round of a group ends when pp_group_wait() returns APR_SUCCESS; the
+ * next submit then starts a new one, clearing status and cancellation.
+ */
 apr_status_t pp_group_cancel(pp_group_t *group);
 
-/** The first non-success outcome among the group's tasks since it was last
- *  done, or APR_SUCCESS. A group is reused once done, which clears this. */
+/** The first non-success outcome among the tasks of the current (or just
+ *  ended) round, PP_ECANCELLED for a dropped one, or APR_SUCCESS. */
 apr_status_t pp_group_status(const pp_group_t *group);
 
 /** Non-zero when the running task should stop early (pool or group cancelled). */

@@ -1,0 +1,3 @@
+/* The mutant that spin must reject: see sleepwake.pml. */
+#define NAIVE 1
+#include "sleepwake.pml"
