@@ -15,6 +15,9 @@ apr_size_t pp__thread_name_max(void);
 /** Name the calling thread (already cut to pp__thread_name_max()); best effort. */
 void pp__thread_set_name(const char *name);
 
+/** The file name ending of loadable modules: ".so", or ".dll". */
+const char *pp__dso_suffix(void);
+
 /** Online CPUs, at least 1. */
 apr_uint32_t pp__cpu_count(void);
 

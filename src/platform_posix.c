@@ -36,3 +36,10 @@ apr_uint32_t pp__cpu_count(void)
 
     return n > 0 ? (apr_uint32_t)n : 1;
 }
+
+const char *pp__dso_suffix(void)
+{
+    /* libtool builds modules as .so on every Unix but Darwin, where
+     * -module still gives .so; .dylib is for libraries, not plugins. */
+    return ".so";
+}

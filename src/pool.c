@@ -116,18 +116,17 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
     w->ctx = &ctx;
     rv = e->fn(e->arg, &ctx);
     w->ctx = NULL;
+    /* Report before release: the name may belong to what release lets go
+     * (a plugin's registry). Count after both, then tell the group, so that
+     * whoever sees the group done or the counters settled sees it all. */
+    if (rv != APR_SUCCESS && cfg->on_task_error)
+        cfg->on_task_error(rv, e->name ? e->name : "", cfg->baton);
     if (e->release)
         e->release(e->arg);
-    /* Report, then count, then tell the group: whoever sees the group
-     * done or the counters settled also sees the report made. */
-    if (rv != APR_SUCCESS) {
-        if (cfg->on_task_error)
-            cfg->on_task_error(rv, e->name ? e->name : "", cfg->baton);
+    if (rv != APR_SUCCESS)
         apr_atomic_inc64(&w->failed);
-    }
-    else {
+    else
         apr_atomic_inc64(&w->completed);
-    }
     if (e->group)
         pp__group_leave(e->group, rv, 1);
 }

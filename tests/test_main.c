@@ -5,7 +5,9 @@
 #include "testutil.h"
 
 #include <CUnit/Basic.h>
+#include <apr_file_info.h>
 #include <apr_general.h>
+#include <apr_strings.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -24,12 +26,26 @@ int main(int argc, char **argv)
     }
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 1;
+    /* libtool leaves the built plugins in tests/plugins/.libs, next to the
+     * program wherever the build tree is. */
+    {
+        const char *slash = strrchr(argv[0], '/');
+        char *dir;
+        /* Absolute, since the tests link to the plugins from elsewhere. */
+        apr_filepath_merge(&dir, NULL,
+                           apr_psprintf(t_root, "%.*s/plugins/.libs",
+                                        slash ? (int)(slash - argv[0]) : 1,
+                                        slash ? argv[0] : "."),
+                           APR_FILEPATH_NATIVE, t_root);
+        t_plugin_dir = dir;
+    }
     t_register_park();
     t_register_queue();
     t_register_pool();
     t_register_shutdown();
     t_register_group();
     t_register_config();
+    t_register_plugin();
 
     CU_basic_set_mode(CU_BRM_VERBOSE);
     if (argc > 1) {

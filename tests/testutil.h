@@ -11,6 +11,9 @@
 /* The root pool of the run; each test makes its own subpool of it. */
 extern apr_pool_t *t_root;
 
+/* Where the test plugins were built (beside the test program). */
+extern const char *t_plugin_dir;
+
 /* n divided by $PP_TEST_SCALE (default 1, at least 1): valgrind runs the
  * same tests with smaller counts. */
 apr_uint32_t t_scaled(apr_uint32_t n);
@@ -58,5 +61,6 @@ void t_register_pool(void);
 void t_register_shutdown(void);
 void t_register_group(void);
 void t_register_config(void);
+void t_register_plugin(void);
 
 #endif

@@ -1,0 +1,15 @@
+/* Has pp_plugin_entry, with the wrong magic: its init must never run. */
+#include "parkpool/plugin.h"
+
+#include <stdlib.h>
+
+static apr_status_t never_init(pp_registry_t *reg)
+{
+    (void)reg;
+    abort();
+}
+
+PP_PLUGIN_EXPORT extern const pp_plugin_entry_t pp_plugin_entry;
+const pp_plugin_entry_t pp_plugin_entry = {
+    0xdeadbeefu, PP_PLUGIN_ABI_MAJOR, PP_PLUGIN_ABI_MINOR, "badmagic", "0", never_init
+};
