@@ -37,3 +37,36 @@ AC_DEFUN([PP_CHECK_APR], [
   AC_SUBST([APR_CFLAGS])
   AC_SUBST([APR_LIBS])
 ])
+
+# PP_CHECK_APU: APR-util (the digests of the hash plugin), through
+# pkg-config apr-util-1, or --with-apu / apu-1-config. Sets APU_CFLAGS/LIBS.
+AC_DEFUN([PP_CHECK_APU], [
+  AC_ARG_WITH([apu],
+    [AS_HELP_STRING([--with-apu=PREFIX|CONFIG],
+      [APR-util install prefix or path to apu-1-config (default: pkg-config apr-util-1)])],
+    [pp_apu_with="$withval"], [pp_apu_with=""])
+  pp_apu_found=no
+  AS_IF([test -z "$pp_apu_with"], [
+    PKG_CHECK_MODULES([APU], [apr-util-1 >= 1.5], [pp_apu_found=yes], [pp_apu_found=no])
+  ])
+  AS_IF([test "$pp_apu_found" = no], [
+    pp_apu_config=""
+    AS_IF([test -n "$pp_apu_with" && test -x "$pp_apu_with" && test ! -d "$pp_apu_with"],
+          [pp_apu_config="$pp_apu_with"],
+          [test -n "$pp_apu_with" && test -x "$pp_apu_with/bin/apu-1-config"],
+          [pp_apu_config="$pp_apu_with/bin/apu-1-config"],
+          [AC_PATH_PROG([pp_apu_config], [apu-1-config])])
+    AS_IF([test -n "$pp_apu_config"], [
+      APU_CFLAGS="`$pp_apu_config --includes`"
+      APU_LIBS="`$pp_apu_config --link-ld --libs`"
+      pp_apu_found=yes
+    ])
+  ])
+  AS_IF([test "$pp_apu_found" = no], [
+    AC_MSG_ERROR([APR-util was not found; the hash plugin needs it.
+    On Debian/Ubuntu: apt-get install libaprutil1-dev
+    Elsewhere: install APR-util and pass --with-apu=PREFIX (or the path to apu-1-config).])
+  ])
+  AC_SUBST([APU_CFLAGS])
+  AC_SUBST([APU_LIBS])
+])

@@ -17,6 +17,11 @@ const char *pp_strerror(apr_status_t status, char *buf, apr_size_t bufsize)
 {
     if (!buf || bufsize == 0)
         return "";
+    if (PP_IS_EEXIT(status)) {
+        apr_snprintf(buf, bufsize, "the child process exited with status %d",
+                     PP_EEXIT_CODE(status));
+        return buf;
+    }
     if (status > PP_START_ERROR && status < PP_END_ERROR) {
         apr_cpystrn(buf, messages[status - PP_START_ERROR], bufsize);
         return buf;

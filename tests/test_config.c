@@ -130,6 +130,11 @@ static void test_strerror(void)
     pp_strerror(PP_ECANCELLED, buf, 8);    /* cut, still terminated */
     CU_ASSERT_EQUAL(strlen(buf), 7);
     CU_ASSERT_STRING_EQUAL(pp_strerror(PP_EFULL, NULL, 0), "");
+    pp_strerror(PP_EEXIT(3), buf, sizeof(buf));
+    CU_ASSERT_STRING_EQUAL(buf, "the child process exited with status 3");
+    CU_ASSERT_TRUE(PP_IS_EEXIT(PP_EEXIT(255)));
+    CU_ASSERT_FALSE(PP_IS_EEXIT(PP_EEXIT(0)));
+    CU_ASSERT_FALSE(PP_IS_EEXIT(PP_ECANCELLED));
 }
 
 static void test_backend_and_version(void)

@@ -30,14 +30,16 @@ int main(int argc, char **argv)
      * program wherever the build tree is. */
     {
         const char *slash = strrchr(argv[0], '/');
+        const char *here = apr_psprintf(t_root, "%.*s", slash ? (int)(slash - argv[0]) : 1,
+                                        slash ? argv[0] : ".");
         char *dir;
         /* Absolute, since the tests link to the plugins from elsewhere. */
-        apr_filepath_merge(&dir, NULL,
-                           apr_psprintf(t_root, "%.*s/plugins/.libs",
-                                        slash ? (int)(slash - argv[0]) : 1,
-                                        slash ? argv[0] : "."),
+        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, "/plugins/.libs", NULL),
                            APR_FILEPATH_NATIVE, t_root);
         t_plugin_dir = dir;
+        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, "/../plugins/.libs", NULL),
+                           APR_FILEPATH_NATIVE, t_root);
+        t_bundled_dir = dir;
     }
     t_register_park();
     t_register_queue();
@@ -46,6 +48,7 @@ int main(int argc, char **argv)
     t_register_group();
     t_register_config();
     t_register_plugin();
+    t_register_bundled();
 
     CU_basic_set_mode(CU_BRM_VERBOSE);
     if (argc > 1) {

@@ -13,6 +13,8 @@ extern apr_pool_t *t_root;
 
 /* Where the test plugins were built (beside the test program). */
 extern const char *t_plugin_dir;
+/* Where the bundled plugins were built (plugins/.libs in the build tree). */
+extern const char *t_bundled_dir;
 
 /* n divided by $PP_TEST_SCALE (default 1, at least 1): valgrind runs the
  * same tests with smaller counts. */
@@ -62,5 +64,6 @@ void t_register_shutdown(void);
 void t_register_group(void);
 void t_register_config(void);
 void t_register_plugin(void);
+void t_register_bundled(void);
 
 #endif

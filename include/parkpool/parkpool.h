@@ -39,7 +39,13 @@ typedef apr_status_t (*pp_task_fn)(void *arg, pp_task_ctx_t *ctx);
 #define PP_EDUPTYPE    (PP_START_ERROR + 5) /**< task type already registered */
 #define PP_EPLUGIN     (PP_START_ERROR + 6) /**< not a parkpool plugin */
 #define PP_EABI        (PP_START_ERROR + 7) /**< plugin built for another ABI */
-#define PP_END_ERROR   (PP_START_ERROR + 8) /**< one past the last code */
+#define PP_END_ERROR   (PP_START_ERROR + 8) /**< one past the last code above */
+
+/** A child process of a task exited with status code (1..255); the exec
+ *  plugin fails its tasks with it. pp_strerror() prints the number. */
+#define PP_EEXIT(code)  (PP_START_ERROR + 256 + ((code) & 0xff))
+#define PP_IS_EEXIT(s)  ((s) > PP_START_ERROR + 256 && (s) < PP_START_ERROR + 512)
+#define PP_EEXIT_CODE(s) ((int)((s) - (PP_START_ERROR + 256)))
 
 /** pp_submit_ex() flag: fail with PP_EFULL rather than wait for room. */
 #define PP_NOWAIT 0x1u

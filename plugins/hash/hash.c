@@ -1,0 +1,149 @@
+/*
+ * hash: "hash.md5 FILE" and "hash.sha1 FILE" print exactly the line that
+ * md5sum / sha1sum print for FILE. The file is streamed in 64 KiB reads
+ * through APR-util's digests; nothing holds the whole file.
+ */
+#include "parkpool/plugin.h"
+
+#include <apr_file_io.h>
+#include <apr_md5.h>
+#include <apr_sha1.h>
+#include <apr_strings.h>
+
+#include <string.h>
+
+#define CHUNK (64 * 1024)
+
+typedef struct hash_arg {
+    const char *path;
+    apr_pool_t *p;    /* the task's own pool (see pp_task_type_t.parse) */
+} hash_arg;
+
+static apr_status_t parse_path(void **arg, const char *text, apr_pool_t *p)
+{
+    hash_arg *h;
+
+    if (!text[0])
+        return APR_EINVAL;
+    h = apr_palloc(p, sizeof(*h));
+    h->path = apr_pstrdup(p, text);
+    h->p = p;
+    *arg = h;
+    return APR_SUCCESS;
+}
+
+/* Feeds the file to update(ctx, data, len) in CHUNK-sized reads. */
+static apr_status_t stream(const hash_arg *h, void *ctx,
+                           void (*update)(void *ctx, const char *data, apr_size_t len))
+{
+    apr_file_t *f;
+    apr_status_t rv;
+    char *buf = apr_palloc(h->p, CHUNK);
+
+    rv = apr_file_open(&f, h->path, APR_FOPEN_READ | APR_FOPEN_BINARY, 0, h->p);
+    if (rv != APR_SUCCESS)
+        return rv;
+    for (;;) {
+        apr_size_t n = CHUNK;
+        rv = apr_file_read(f, buf, &n);
+        if (n > 0)
+            update(ctx, buf, n);
+        if (rv == APR_EOF) {
+            rv = APR_SUCCESS;
+            break;
+        }
+        if (rv != APR_SUCCESS)
+            break;
+    }
+    apr_file_close(f);
+    return rv;
+}
+
+/* md5sum's line: "<hex>  <name>", and for a name with a backslash or a
+ * newline, a leading backslash and those characters escaped. */
+static void emit_digest(pp_task_ctx_t *ctx, const hash_arg *h,
+                        const unsigned char *digest, apr_size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    apr_size_t i, n = 0, nlen = strlen(h->path);
+    int escape = strpbrk(h->path, "\\\n") != NULL;
+    char *line = apr_palloc(h->p, 2 + 2 * len + 2 + 2 * nlen + 1);
+    const char *c;
+
+    if (escape)
+        line[n++] = '\\';
+    for (i = 0; i < len; i++) {
+        line[n++] = hex[digest[i] >> 4];
+        line[n++] = hex[digest[i] & 15];
+    }
+    line[n++] = ' ';
+    line[n++] = ' ';
+    for (c = h->path; *c; c++) {
+        if (escape && (*c == '\\' || *c == '\n')) {
+            line[n++] = '\\';
+            line[n++] = *c == '\n' ? 'n' : '\\';
+        }
+        else {
+            line[n++] = *c;
+        }
+    }
+    line[n] = '\0';
+    pp_task_emit(ctx, line);
+}
+
+static void md5_update(void *ctx, const char *data, apr_size_t len)
+{
+    apr_md5_update(ctx, data, len);
+}
+
+static apr_status_t run_md5(void *arg, pp_task_ctx_t *ctx)
+{
+    const hash_arg *h = arg;
+    apr_md5_ctx_t md5;
+    unsigned char digest[APR_MD5_DIGESTSIZE];
+    apr_status_t rv;
+
+    apr_md5_init(&md5);
+    rv = stream(h, &md5, md5_update);
+    if (rv != APR_SUCCESS)
+        return rv;
+    apr_md5_final(digest, &md5);
+    emit_digest(ctx, h, digest, sizeof(digest));
+    return APR_SUCCESS;
+}
+
+static void sha1_update(void *ctx, const char *data, apr_size_t len)
+{
+    /* apr_sha1_update takes an unsigned int length; CHUNK fits. */
+    apr_sha1_update(ctx, data, (unsigned int)len);
+}
+
+static apr_status_t run_sha1(void *arg, pp_task_ctx_t *ctx)
+{
+    const hash_arg *h = arg;
+    apr_sha1_ctx_t sha1;
+    unsigned char digest[APR_SHA1_DIGESTSIZE];
+    apr_status_t rv;
+
+    apr_sha1_init(&sha1);
+    rv = stream(h, &sha1, sha1_update);
+    if (rv != APR_SUCCESS)
+        return rv;
+    apr_sha1_final(digest, &sha1);
+    emit_digest(ctx, h, digest, sizeof(digest));
+    return APR_SUCCESS;
+}
+
+static const pp_task_type_t types[] = {
+    { "hash.md5", "MD5 of FILE, as md5sum prints it", parse_path, run_md5, NULL, NULL },
+    { "hash.sha1", "SHA-1 of FILE, as sha1sum prints it", parse_path, run_sha1, NULL, NULL },
+};
+
+static apr_status_t hash_init(pp_registry_t *reg)
+{
+    apr_status_t rv = pp_registry_add(reg, &types[0]);
+
+    return rv == APR_SUCCESS ? pp_registry_add(reg, &types[1]) : rv;
+}
+
+PP_PLUGIN_DEFINE("hash", "1.0.0", hash_init);

@@ -1,0 +1,245 @@
+/* The bundled plugins (plugins/): hash, exec and demo, loaded as shipped. */
+#include "testutil.h"
+#include "parkpool/plugin.h"
+
+#include <apr_file_io.h>
+#include <apr_strings.h>
+#include <apr_thread_mutex.h>
+#include <apr_time.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *t_bundled_dir;
+
+/* Collects result lines (in arrival order) and failures of one run. */
+typedef struct collect {
+    apr_thread_mutex_t *lock;
+    apr_pool_t *p;
+    apr_array_header_t *lines;
+    apr_status_t first_error;
+} collect;
+
+static void collect_line(const char *line, const char *name, void *baton)
+{
+    collect *c = baton;
+
+    (void)name;
+    apr_thread_mutex_lock(c->lock);
+    APR_ARRAY_PUSH(c->lines, char *) = apr_pstrdup(c->p, line);
+    apr_thread_mutex_unlock(c->lock);
+}
+
+static void collect_error(apr_status_t status, const char *name, void *baton)
+{
+    collect *c = baton;
+
+    (void)name;
+    apr_thread_mutex_lock(c->lock);
+    if (c->first_error == APR_SUCCESS)
+        c->first_error = status;
+    apr_thread_mutex_unlock(c->lock);
+}
+
+/* Run one task of type on text; its lines end up in c->lines. */
+static apr_status_t run_one(apr_pool_t *p, const char *type, const char *text, collect *c)
+{
+    pp_registry_t *reg;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    pp_config_t cfg;
+    char err[2048];
+    apr_status_t rv;
+
+    c->p = p;
+    c->lines = apr_array_make(p, 4, sizeof(char *));
+    c->first_error = APR_SUCCESS;
+    CU_ASSERT_EQUAL_FATAL(apr_thread_mutex_create(&c->lock, APR_THREAD_MUTEX_DEFAULT, p),
+                          APR_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(pp_registry_create(&reg, p), APR_SUCCESS);
+    rv = pp_registry_load_dir(reg, t_bundled_dir, err, sizeof(err));
+    if (rv != APR_SUCCESS)
+        fprintf(stderr, "\n    %s\n", err);
+    CU_ASSERT_EQUAL_FATAL(rv, APR_SUCCESS);
+    pp_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.on_output = collect_line;
+    cfg.on_task_error = collect_error;
+    cfg.baton = c;
+    CU_ASSERT_EQUAL_FATAL(pp_pool_create(&pool, &cfg, p), APR_SUCCESS);
+    CU_ASSERT_EQUAL_FATAL(pp_group_create(&g, p), APR_SUCCESS);
+    rv = pp_submit_named(pool, reg, type, text, g);
+    if (rv != APR_SUCCESS)
+        return rv;
+    T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    return pp_group_status(g);
+}
+
+static const char *write_file(apr_pool_t *p, const char *name, const char *data, apr_size_t len)
+{
+    const char *path = apr_psprintf(p, "%s/%s.%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                                    name, (long)getpid());
+    FILE *f = fopen(path, "wb");
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(data, 1, len, f);
+    fclose(f);
+    return path;
+}
+
+/* What the coreutils tool prints for path: the reference. */
+static const char *tool_line(apr_pool_t *p, const char *tool, const char *path)
+{
+    char buf[4096] = "";
+    FILE *f = popen(apr_psprintf(p, "%s '%s'", tool, path), "r");
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    if (!fgets(buf, sizeof(buf), f))
+        buf[0] = '\0';
+    pclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return apr_pstrdup(p, buf);
+}
+
+static void test_hash_known_vectors(void)
+{
+    apr_pool_t *p;
+    collect c;
+    const char *path;
+
+    apr_pool_create(&p, t_root);
+    path = write_file(p, "pp_abc", "abc", 3);
+    T_OK(run_one(p, "hash.sha1", path, &c));
+    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *),
+                           apr_psprintf(p, "a9993e364706816aba3e25717850c26c9cd0d89d  %s", path));
+    T_OK(run_one(p, "hash.md5", path, &c));
+    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *),
+                           apr_psprintf(p, "900150983cd24fb0d6963f7d28e17f72  %s", path));
+    unlink(path);
+    apr_pool_destroy(p);
+}
+
+/* Past several 64 KiB chunks, with an odd tail, and an empty file: the
+ * lines are exactly what sha1sum and md5sum print. */
+static void test_hash_matches_coreutils(void)
+{
+    apr_pool_t *p;
+    collect c;
+    apr_size_t n = 3 * 65536 + 12345, i;
+    char *data;
+    const char *paths[2];
+    int k;
+
+    apr_pool_create(&p, t_root);
+    data = apr_palloc(p, n);
+    for (i = 0; i < n; i++)
+        data[i] = (char)(i * 2654435761u >> 11);
+    paths[0] = write_file(p, "pp_big", data, n);
+    paths[1] = write_file(p, "pp_empty", "", 0);
+    for (k = 0; k < 2; k++) {
+        T_OK(run_one(p, "hash.sha1", paths[k], &c));
+        CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+        CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), tool_line(p, "sha1sum", paths[k]));
+        T_OK(run_one(p, "hash.md5", paths[k], &c));
+        CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+        CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), tool_line(p, "md5sum", paths[k]));
+        unlink(paths[k]);
+    }
+    apr_pool_destroy(p);
+}
+
+static void test_hash_escapes_like_coreutils(void)
+{
+    apr_pool_t *p;
+    collect c;
+    const char *path;
+
+    apr_pool_create(&p, t_root);
+    path = write_file(p, "pp_back\\slash", "x", 1);
+    T_OK(run_one(p, "hash.sha1", path, &c));
+    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), tool_line(p, "sha1sum", path));
+    unlink(path);
+    apr_pool_destroy(p);
+}
+
+static void test_hash_unreadable(void)
+{
+    apr_pool_t *p;
+    collect c;
+    apr_status_t rv;
+
+    apr_pool_create(&p, t_root);
+    rv = run_one(p, "hash.sha1", "/nonexistent/file", &c);
+    CU_ASSERT_TRUE(APR_STATUS_IS_ENOENT(rv));
+    CU_ASSERT_TRUE(APR_STATUS_IS_ENOENT(c.first_error));
+    CU_ASSERT_EQUAL(c.lines->nelts, 0);
+    CU_ASSERT_EQUAL(run_one(p, "hash.sha1", "", &c), APR_EINVAL);
+    apr_pool_destroy(p);
+}
+
+static void test_exec(void)
+{
+    apr_pool_t *p;
+    collect c;
+    char *long_line;
+
+    apr_pool_create(&p, t_root);
+    T_OK(run_one(p, "exec.sh", "echo one; echo two; printf three", &c));
+    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 3);
+    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), "one");
+    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 1, char *), "two");
+    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 2, char *), "three");
+    CU_ASSERT_EQUAL(run_one(p, "exec.sh", "echo partial; exit 3", &c), PP_EEXIT(3));
+    CU_ASSERT_EQUAL(c.first_error, PP_EEXIT(3));
+    CU_ASSERT_EQUAL(c.lines->nelts, 1);
+    CU_ASSERT_EQUAL(run_one(p, "exec.sh", "kill -9 $$", &c), PP_EEXIT(128 + 9));
+    CU_ASSERT_EQUAL(run_one(p, "exec.sh", "true", &c), APR_SUCCESS);
+    CU_ASSERT_EQUAL(c.lines->nelts, 0);
+    /* A 100,000-character line stays one line. */
+    T_OK(run_one(p, "exec.sh", "head -c 100000 /dev/zero | tr '\\0' x; echo", &c));
+    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    long_line = APR_ARRAY_IDX(c.lines, 0, char *);
+    CU_ASSERT_EQUAL(strlen(long_line), 100000);
+    CU_ASSERT_EQUAL(run_one(p, "exec.sh", "", &c), APR_EINVAL);
+    apr_pool_destroy(p);
+}
+
+static void test_demo(void)
+{
+    apr_pool_t *p;
+    collect c;
+    apr_time_t t0;
+
+    apr_pool_create(&p, t_root);
+    T_OK(run_one(p, "demo.echo", "hi there", &c));
+    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), "hi there");
+    CU_ASSERT_EQUAL(run_one(p, "demo.fail", "boom", &c), APR_EGENERAL);
+    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), "boom");
+    t0 = apr_time_now();
+    T_OK(run_one(p, "demo.sleep", "30", &c));
+    CU_ASSERT(apr_time_now() - t0 >= apr_time_from_msec(29));
+    T_OK(run_one(p, "demo.spin", "1000", &c));
+    CU_ASSERT_EQUAL(run_one(p, "demo.sleep", "-1", &c), APR_EINVAL);
+    CU_ASSERT_EQUAL(run_one(p, "demo.spin", "12x", &c), APR_EINVAL);
+    apr_pool_destroy(p);
+}
+
+void t_register_bundled(void)
+{
+    CU_pSuite s = CU_add_suite("bundled", NULL, NULL);
+
+    CU_add_test(s, "hash: known vectors", test_hash_known_vectors);
+    CU_add_test(s, "hash: lines match sha1sum and md5sum", test_hash_matches_coreutils);
+    CU_add_test(s, "hash: names escaped as coreutils does", test_hash_escapes_like_coreutils);
+    CU_add_test(s, "hash: an unreadable file fails the task", test_hash_unreadable);
+    CU_add_test(s, "exec: output lines and exit statuses", test_exec);
+    CU_add_test(s, "demo: echo, fail, sleep, spin", test_demo);
+}
