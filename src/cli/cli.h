@@ -1,0 +1,36 @@
+/* The parkpool tool's pieces. */
+#ifndef PP_CLI_H
+#define PP_CLI_H
+
+#include "parkpool/parkpool.h"
+#include "parkpool/plugin.h"
+
+#include <apr_getopt.h>
+#include <apr_tables.h>
+
+#include <stdio.h>
+
+/* Exit statuses (documented in parkpool.1). */
+#define CLI_OK          0
+#define CLI_FAILED      1
+#define CLI_USAGE       2
+#define CLI_INTERRUPTED 130
+
+/** Print "parkpool: <message>" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * Load the plugins: each -P folder, then $PARKPOOL_PLUGIN_PATH, then the
+ * build tree's plugins (when run from it) or else the installed folder.
+ * Bad plugins are reported on stderr and skipped.
+ */
+apr_status_t cli_load_plugins(pp_registry_t **reg, apr_array_header_t *dirs,
+                              const char *argv0, apr_pool_t *p);
+
+/** Print s as a JSON string (with quotes) on f. */
+void cli_json_string(FILE *f, const char *s);
+
+int cli_plugins(int argc, const char *const *argv, apr_pool_t *p);
+int cli_run(int argc, const char *const *argv, apr_pool_t *p);
+
+#endif

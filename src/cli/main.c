@@ -1,0 +1,241 @@
+/*
+ * parkpool: run plugin tasks on a parkpool pool from the command line.
+ *
+ *   parkpool plugins [-P DIR]... [--json]
+ *   parkpool run [-P DIR]... [-j N] [-k] [-f FILE|-] [--progress|--no-progress]
+ *                [--json] [TYPE ARG...]
+ */
+#include "config.h"
+#include "cli.h"
+
+#include <apr_env.h>
+#include <apr_file_info.h>
+#include <apr_general.h>
+#include <apr_strings.h>
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PP_PLUGIN_DIR
+#define PP_PLUGIN_DIR "/usr/local/lib/parkpool/plugins"
+#endif
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("parkpool: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c == '\n')
+            fputs("\\n", f);
+        else if (c == '\t')
+            fputs("\\t", f);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* The folder of the bundled plugins when this program runs from its build
+ * tree: libtool runs it as <build>/.libs/[lt-]parkpool, and the plugins
+ * sit in <build>/plugins/.libs. NULL when installed. */
+static const char *build_tree_plugins(const char *argv0, apr_pool_t *p)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    const char *path = exe, *slash;
+    apr_finfo_t fi;
+
+    if (n > 0)
+        exe[n] = '\0';
+    else
+        path = argv0;
+    slash = strrchr(path, '/');
+    if (!slash || slash - path < 6 || strncmp(slash - 6, "/.libs", 6) != 0)
+        return NULL;
+    path = apr_psprintf(p, "%.*s/plugins/.libs", (int)(slash - 6 - path), path);
+    return apr_stat(&fi, path, APR_FINFO_TYPE, p) == APR_SUCCESS && fi.filetype == APR_DIR
+           ? path : NULL;
+}
+
+static void load_dir(pp_registry_t *reg, const char *dir, int must_exist, apr_pool_t *p)
+{
+    char err[8192];
+    apr_finfo_t fi;
+
+    if (!must_exist && apr_stat(&fi, dir, APR_FINFO_TYPE, p) != APR_SUCCESS)
+        return;
+    if (pp_registry_load_dir(reg, dir, err, sizeof(err)) != APR_SUCCESS) {
+        char *line, *last;
+        for (line = apr_strtok(err, "\n", &last); line; line = apr_strtok(NULL, "\n", &last))
+            cli_error("warning: %s", line);
+    }
+}
+
+apr_status_t cli_load_plugins(pp_registry_t **reg, apr_array_header_t *dirs,
+                              const char *argv0, apr_pool_t *p)
+{
+    char *env = NULL, *dir, *last;
+    const char *tree;
+    apr_status_t rv;
+    int i;
+
+    rv = pp_registry_create(reg, p);
+    if (rv != APR_SUCCESS)
+        return rv;
+    for (i = 0; i < dirs->nelts; i++)
+        load_dir(*reg, APR_ARRAY_IDX(dirs, i, const char *), 1, p);
+    if (apr_env_get(&env, "PARKPOOL_PLUGIN_PATH", p) == APR_SUCCESS && env)
+        for (dir = apr_strtok(env, ":", &last); dir; dir = apr_strtok(NULL, ":", &last))
+            load_dir(*reg, dir, 0, p);
+    tree = build_tree_plugins(argv0 ? argv0 : "", p);
+    load_dir(*reg, tree ? tree : PP_PLUGIN_DIR, 0, p);
+    return APR_SUCCESS;
+}
+
+int cli_plugins(int argc, const char *const *argv, apr_pool_t *p)
+{
+    static const apr_getopt_option_t opts[] = {
+        { "plugin-dir", 'P', 1, "load plugins from DIR" },
+        { "json", 'J', 0, "print JSON" },
+        { "help", 'h', 0, "this help" },
+        { NULL, 0, 0, NULL }
+    };
+    apr_array_header_t *dirs = apr_array_make(p, 4, sizeof(const char *));
+    apr_getopt_t *os;
+    pp_registry_t *reg;
+    const char *optarg;
+    int opt, json = 0;
+    apr_size_t i, n;
+    apr_status_t rv;
+
+    apr_getopt_init(&os, p, argc, argv);
+    os->errfn = NULL;
+    while ((rv = apr_getopt_long(os, opts, &opt, &optarg)) == APR_SUCCESS) {
+        if (opt == 'P')
+            APR_ARRAY_PUSH(dirs, const char *) = optarg;
+        else if (opt == 'J')
+            json = 1;
+        else {
+            printf("usage: parkpool plugins [-P DIR]... [--json]\n");
+            return CLI_OK;
+        }
+    }
+    if (rv != APR_EOF || os->ind < argc) {
+        cli_error("plugins: bad option or argument (see parkpool plugins --help)");
+        return CLI_USAGE;
+    }
+    cli_load_plugins(&reg, dirs, argv[0], p);
+    n = pp_registry_count(reg);
+    if (json)
+        printf("{\"types\":[");
+    for (i = 0; i < n; i++) {
+        const pp_task_type_t *t = pp_registry_type(reg, i);
+        const pp_plugin_info_t *info = pp_registry_owner(reg, t);
+        const pp_plugin_info_t *prev = i ? pp_registry_owner(reg, pp_registry_type(reg, i - 1)) : NULL;
+
+        if (json) {
+            printf("%s{\"name\":", i ? "," : "");
+            cli_json_string(stdout, t->name);
+            printf(",\"summary\":");
+            cli_json_string(stdout, t->summary);
+            printf(",\"plugin\":");
+            cli_json_string(stdout, info->name);
+            printf(",\"version\":");
+            cli_json_string(stdout, info->version);
+            printf(",\"path\":");
+            cli_json_string(stdout, info->path ? info->path : "");
+            printf("}");
+            continue;
+        }
+        if (info != prev)
+            printf("%s%s %s  (%s)\n", i ? "\n" : "", info->name, info->version,
+                   info->path ? info->path : "built in");
+        printf("  %-14s %s\n", t->name, t->summary);
+    }
+    if (json)
+        printf("]}\n");
+    else if (n == 0)
+        printf("no plugins found (use -P DIR or PARKPOOL_PLUGIN_PATH)\n");
+    return CLI_OK;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: parkpool COMMAND [OPTION]...\n"
+        "\n"
+        "  parkpool plugins [-P DIR]... [--json]\n"
+        "      list the plugins found and their task types\n"
+        "  parkpool run [-P DIR]... [-j N] [-k] [-f FILE|-] [--progress|--no-progress]\n"
+        "               [--json] [TYPE ARG...]\n"
+        "      run tasks: one 'TYPE ARG' per line of FILE (- for standard input), or\n"
+        "      TYPE with each further word as one task's argument\n"
+        "\n"
+        "  -P, --plugin-dir DIR  load plugins from DIR (before $PARKPOOL_PLUGIN_PATH\n"
+        "                        and the installed %s)\n"
+        "  -j, --jobs N          N worker threads (default: one per CPU)\n"
+        "  -k, --keep-order      print results in input order\n"
+        "  -f, --file FILE       read tasks from FILE\n"
+        "      --progress        force the progress bar (default: when stderr is a terminal)\n"
+        "      --no-progress     never show it\n"
+        "      --json            print the summary as JSON\n"
+        "  -h, --help            this help;  -V, --version  the version\n"
+        "\n"
+        "Exit status: 0 all tasks succeeded, 1 some failed, 2 bad usage or input,\n"
+        "130 interrupted. See parkpool(1).\n", PP_PLUGIN_DIR);
+}
+
+int main(int argc, const char *const *argv)
+{
+    apr_pool_t *p;
+    int rc;
+
+    if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS) {
+        fprintf(stderr, "parkpool: cannot initialise APR\n");
+        return CLI_USAGE;
+    }
+    apr_pool_create(&p, NULL);
+    if (argc < 2) {
+        usage(stderr);
+        rc = CLI_USAGE;
+    }
+    else if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        rc = CLI_OK;
+    }
+    else if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+        printf("parkpool %s (park backend: %s)\n", pp_version(), pp_park_backend());
+        rc = CLI_OK;
+    }
+    else if (!strcmp(argv[1], "plugins")) {
+        rc = cli_plugins(argc - 1, argv + 1, p);
+    }
+    else if (!strcmp(argv[1], "run")) {
+        rc = cli_run(argc - 1, argv + 1, p);
+    }
+    else {
+        cli_error("unknown command '%s' (try parkpool --help)", argv[1]);
+        rc = CLI_USAGE;
+    }
+    apr_pool_destroy(p);
+    apr_terminate();
+    return rc;
+}

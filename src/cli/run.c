@@ -1,0 +1,520 @@
+/*
+ * parkpool run: stream tasks into a bounded pool, print their result lines
+ * whole (as they finish, or in input order with -k), a progress bar on a
+ * terminal and a summary.
+ *
+ * Each task gets a pool of its own for its argument and its buffered
+ * output lines, released when the task ends; with the bounded queue (and,
+ * under -k, a bounded reorder window) memory stays flat however long the
+ * input. The registry outlives the pool here, so plugin code stays mapped.
+ *
+ * Signals: SIGINT is blocked in every thread but a watcher. The first stops
+ * the input (interrupting a blocked read) and drains what is queued; the
+ * second cancels what is queued.
+ */
+#include "config.h"
+#include "cli.h"
+
+#include <apr_allocator.h>
+#include <apr_atomic.h>
+#include <apr_strings.h>
+#include <apr_thread_cond.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_proc.h>
+#include <apr_time.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define WINDOW 4096    /* -k: tasks that may finish ahead of the oldest */
+
+typedef struct run_state run_state;
+
+typedef struct cli_task {
+    run_state            *st;
+    const pp_task_type_t *type;
+    void                 *arg;
+    apr_pool_t           *p;       /* argument, text, lines; gone when printed */
+    apr_uint64_t          index;
+    const char           *text;    /* "TYPE ARG", for messages */
+    apr_array_header_t   *lines;
+    apr_status_t          status;
+    int                   ran;
+} cli_task;
+
+struct run_state {
+    pp_pool_t          *pool;
+    pp_group_t         *group;
+    apr_pool_t         *task_root;
+
+    apr_thread_mutex_t *lock;        /* stdout, stderr and everything below */
+    apr_thread_cond_t  *window;      /* -k: the reader waits for room */
+    int                 keep_order;
+    cli_task           *ring[WINDOW];
+    apr_uint64_t        next_print;
+    apr_uint64_t        submitted, done, failed, cancelled;
+    int                 progress, progress_shown, input_done;
+    apr_time_t          start;
+    volatile apr_uint32_t finished;  /* stops the progress thread */
+};
+
+static _Thread_local cli_task *current;
+
+/* ------------------------------------------------------------ signals */
+
+static volatile apr_uint32_t interrupts;
+static pthread_t reader_thread;
+static pp_pool_t *volatile cancel_target;
+
+static void wake_reader(int sig)
+{
+    (void)sig;    /* only here to make a blocked read return EINTR */
+}
+
+static void *signal_watcher(void *data)
+{
+    sigset_t set;
+    int sig;
+
+    (void)data;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    for (;;) {
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (apr_atomic_inc32(&interrupts) == 0) {
+            pthread_kill(reader_thread, SIGUSR1);
+            continue;
+        }
+        if (cancel_target)
+            pp_pool_shutdown(cancel_target, PP_CANCEL, 0);
+    }
+    return NULL;
+}
+
+static void setup_signals(void)
+{
+    struct sigaction sa;
+    sigset_t set;
+    pthread_t t;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = wake_reader;    /* no SA_RESTART: reads return EINTR */
+    sigaction(SIGUSR1, &sa, NULL);
+    /* A handler, not SIG_IGN: a shell starts background jobs with SIGINT
+     * ignored, and an ignored signal never reaches sigwait. */
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    /* Blocked here before the workers exist, so they inherit the mask. */
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    reader_thread = pthread_self();
+    if (pthread_create(&t, NULL, signal_watcher, NULL) == 0)
+        pthread_detach(t);
+}
+
+/* ------------------------------------------------------------ output */
+
+static void clear_progress(run_state *st)
+{
+    if (st->progress_shown) {
+        fputs("\r\033[K", stderr);
+        st->progress_shown = 0;
+    }
+}
+
+static void draw_progress(run_state *st)
+{
+    apr_uint64_t finished = st->done + st->failed + st->cancelled;
+    double secs = (double)(apr_time_now() - st->start) / APR_USEC_PER_SEC;
+    double rate = secs > 0 ? finished / secs : 0;
+    char bar[31];
+    int i, fill = 0;
+
+    if (st->input_done && st->submitted)
+        fill = (int)(30 * finished / st->submitted);
+    for (i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    if (st->input_done && st->submitted) {
+        double left = rate > 0 ? (st->submitted - finished) / rate : 0;
+        fprintf(stderr, "\r\033[K[%s] %" APR_UINT64_T_FMT "/%" APR_UINT64_T_FMT
+                " %3d%% %.0f/s ETA %d:%02d", bar, finished, st->submitted,
+                (int)(100 * finished / st->submitted), rate,
+                (int)left / 60, (int)left % 60);
+    }
+    else {
+        fprintf(stderr, "\r\033[K[%s] %" APR_UINT64_T_FMT "/? %.0f/s", bar, finished, rate);
+    }
+    fflush(stderr);
+    st->progress_shown = 1;
+}
+
+static void *APR_THREAD_FUNC progress_main(apr_thread_t *thread, void *data)
+{
+    run_state *st = data;
+
+    (void)thread;
+    while (!apr_atomic_read32(&st->finished)) {
+        apr_thread_mutex_lock(st->lock);
+        draw_progress(st);
+        apr_thread_mutex_unlock(st->lock);
+        apr_sleep(apr_time_from_msec(200));
+    }
+    return NULL;
+}
+
+/* Called with st->lock held: print a finished task whole, then let go. */
+static void print_task(run_state *st, cli_task *t)
+{
+    int i;
+
+    clear_progress(st);
+    for (i = 0; i < t->lines->nelts; i++) {
+        fputs(APR_ARRAY_IDX(t->lines, i, const char *), stdout);
+        fputc('\n', stdout);
+    }
+    if (t->lines->nelts)
+        fflush(stdout);
+    apr_pool_destroy(t->p);
+}
+
+/* ------------------------------------------------------------ tasks */
+
+static void on_output(const char *line, const char *name, void *baton)
+{
+    cli_task *t = current;
+
+    (void)name;
+    (void)baton;
+    /* Only the running task's worker touches its pool: no lock needed. */
+    if (t)
+        APR_ARRAY_PUSH(t->lines, const char *) = apr_pstrdup(t->p, line);
+}
+
+static apr_status_t task_run(void *arg, pp_task_ctx_t *ctx)
+{
+    cli_task *t = arg;
+
+    current = t;    /* cleared in task_release, after the pool's report */
+    t->ran = 1;
+    t->status = t->type->run(t->arg, ctx);
+    return t->status;
+}
+
+static void task_release(void *arg)
+{
+    cli_task *t = arg;
+    run_state *st = t->st;
+    char msg[256];
+
+    current = NULL;
+    if (t->type->release)
+        t->type->release(t->arg);
+    apr_thread_mutex_lock(st->lock);
+    if (!t->ran) {
+        st->cancelled++;
+    }
+    else if (t->status != APR_SUCCESS) {
+        st->failed++;
+        clear_progress(st);
+        cli_error("%s: %s", t->text, pp_strerror(t->status, msg, sizeof(msg)));
+    }
+    else {
+        st->done++;
+    }
+    if (!st->keep_order) {
+        print_task(st, t);
+    }
+    else {
+        st->ring[t->index % WINDOW] = t;
+        while (st->ring[st->next_print % WINDOW]
+               && st->ring[st->next_print % WINDOW]->index == st->next_print) {
+            cli_task *next = st->ring[st->next_print % WINDOW];
+            st->ring[st->next_print % WINDOW] = NULL;
+            st->next_print++;
+            print_task(st, next);
+        }
+        apr_thread_cond_signal(st->window);
+    }
+    apr_thread_mutex_unlock(st->lock);
+}
+
+/* Parse and queue one task. 0, or CLI_USAGE after saying why. */
+static int submit(run_state *st, const pp_registry_t *reg, const char *type_name,
+                  const char *arg, const char *where)
+{
+    const pp_task_type_t *type = pp_registry_find(reg, type_name);
+    pp_task_t task;
+    cli_task *t;
+    apr_pool_t *p;
+    apr_status_t rv;
+    char msg[256];
+
+    if (!type) {
+        const pp_task_type_t *guess = pp_registry_suggest(reg, type_name);
+        apr_thread_mutex_lock(st->lock);
+        clear_progress(st);
+        if (guess)
+            cli_error("%sunknown task type '%s' (did you mean '%s'?)", where, type_name,
+                      guess->name);
+        else
+            cli_error("%sunknown task type '%s' (parkpool plugins lists them)", where,
+                      type_name);
+        apr_thread_mutex_unlock(st->lock);
+        return CLI_USAGE;
+    }
+    apr_pool_create(&p, st->task_root);
+    t = apr_pcalloc(p, sizeof(*t));
+    t->st = st;
+    t->type = type;
+    t->p = p;
+    t->text = apr_pstrcat(p, type_name, " ", arg, NULL);
+    t->lines = apr_array_make(p, 1, sizeof(const char *));
+    rv = type->parse ? type->parse(&t->arg, arg, p) : APR_SUCCESS;
+    if (!type->parse)
+        t->arg = apr_pstrdup(p, arg);
+    if (rv != APR_SUCCESS) {
+        apr_thread_mutex_lock(st->lock);
+        clear_progress(st);
+        cli_error("%sbad argument for %s: '%s' (%s)", where, type_name, arg,
+                  pp_strerror(rv, msg, sizeof(msg)));
+        apr_thread_mutex_unlock(st->lock);
+        apr_pool_destroy(p);
+        return CLI_USAGE;
+    }
+    apr_thread_mutex_lock(st->lock);
+    t->index = st->submitted;
+    while (st->keep_order && t->index - st->next_print >= WINDOW)
+        apr_thread_cond_wait(st->window, st->lock);
+    st->submitted++;
+    apr_thread_mutex_unlock(st->lock);
+
+    task.fn = task_run;
+    task.arg = t;
+    task.release = task_release;
+    task.name = type->name;
+    rv = pp_submit_task(st->pool, &task, st->group, 0);
+    if (rv != APR_SUCCESS)
+        task_release(t);    /* refused after a cancel: counted as cancelled */
+    return 0;
+}
+
+/* Reads one line of any length into *buf; 0 at EOF or when interrupted. */
+static int read_line(FILE *f, char **buf, size_t *cap)
+{
+    size_t len = 0;
+
+    for (;;) {
+        if (len + 2 > *cap) {
+            *cap = *cap ? *cap * 2 : 4096;
+            *buf = realloc(*buf, *cap);
+            if (!*buf)
+                return 0;
+        }
+        if (!fgets(*buf + len, (int)(*cap - len), f)) {
+            if (ferror(f) && errno == EINTR && !apr_atomic_read32(&interrupts)) {
+                clearerr(f);
+                continue;
+            }
+            return len > 0 && !apr_atomic_read32(&interrupts);
+        }
+        len += strlen(*buf + len);
+        if (len && (*buf)[len - 1] == '\n')
+            return 1;
+    }
+}
+
+static int read_job_file(run_state *st, const pp_registry_t *reg, FILE *f)
+{
+    char *buf = NULL, *line, *type, *arg, *end, where[64];
+    size_t cap = 0;
+    apr_uint64_t lineno = 0;
+    int rc = 0;
+
+    while (rc == 0 && !apr_atomic_read32(&interrupts) && read_line(f, &buf, &cap)) {
+        lineno++;
+        line = buf;
+        end = line + strlen(line);
+        while (end > line && (end[-1] == '\n' || end[-1] == '\r'))
+            *--end = '\0';
+        while (*line == ' ' || *line == '\t')
+            line++;
+        if (!*line || *line == '#')
+            continue;
+        type = line;
+        arg = type + strcspn(type, " \t");
+        apr_snprintf(where, sizeof(where), "line %" APR_UINT64_T_FMT ": ", lineno);
+        if (!*arg) {
+            apr_thread_mutex_lock(st->lock);
+            clear_progress(st);
+            cli_error("%sexpected 'TYPE ARG', got '%s'", where, type);
+            apr_thread_mutex_unlock(st->lock);
+            rc = CLI_USAGE;
+            break;
+        }
+        *arg++ = '\0';
+        while (*arg == ' ' || *arg == '\t')
+            arg++;
+        rc = submit(st, reg, type, arg, where);
+    }
+    free(buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------ command */
+
+static void print_summary(run_state *st, int json, int rc)
+{
+    double secs = (double)(apr_time_now() - st->start) / APR_USEC_PER_SEC;
+    apr_uint64_t all = st->done + st->failed + st->cancelled;
+    double rate = secs > 0 ? all / secs : 0;
+
+    clear_progress(st);
+    if (json)
+        fprintf(stderr, "{\"submitted\":%" APR_UINT64_T_FMT ",\"done\":%" APR_UINT64_T_FMT
+                ",\"failed\":%" APR_UINT64_T_FMT ",\"cancelled\":%" APR_UINT64_T_FMT
+                ",\"wall_s\":%.3f,\"tasks_per_s\":%.1f,\"interrupted\":%s,\"exit\":%d}\n",
+                st->submitted, st->done, st->failed, st->cancelled, secs, rate,
+                apr_atomic_read32(&interrupts) ? "true" : "false", rc);
+    else
+        fprintf(stderr, "parkpool: %" APR_UINT64_T_FMT " done, %" APR_UINT64_T_FMT
+                " failed, %" APR_UINT64_T_FMT " cancelled in %.2f s (%.0f tasks/s)\n",
+                st->done, st->failed, st->cancelled, secs, rate);
+}
+
+int cli_run(int argc, const char *const *argv, apr_pool_t *p)
+{
+    enum { OPT_PROGRESS = 256, OPT_NO_PROGRESS, OPT_JSON };
+    static const apr_getopt_option_t opts[] = {
+        { "plugin-dir", 'P', 1, "" }, { "jobs", 'j', 1, "" }, { "keep-order", 'k', 0, "" },
+        { "file", 'f', 1, "" }, { "progress", OPT_PROGRESS, 0, "" },
+        { "no-progress", OPT_NO_PROGRESS, 0, "" }, { "json", OPT_JSON, 0, "" },
+        { "help", 'h', 0, "" }, { NULL, 0, 0, NULL }
+    };
+    apr_array_header_t *dirs = apr_array_make(p, 4, sizeof(const char *));
+    run_state *st = apr_pcalloc(p, sizeof(*st));
+    const char *optarg, *file = NULL;
+    FILE *in = NULL;
+    apr_getopt_t *os;
+    pp_registry_t *reg;
+    pp_config_t cfg;
+    apr_allocator_t *alloc;
+    apr_thread_mutex_t *alloc_lock;
+    apr_thread_t *progress_thread = NULL;
+    long jobs = 0;
+    int opt, json = 0, progress = isatty(STDERR_FILENO), rc = 0, i;
+    apr_status_t rv;
+    char *end, msg[256];
+
+    apr_getopt_init(&os, p, argc, argv);
+    os->errfn = NULL;
+    while ((rv = apr_getopt_long(os, opts, &opt, &optarg)) == APR_SUCCESS) {
+        switch (opt) {
+        case 'P': APR_ARRAY_PUSH(dirs, const char *) = optarg; break;
+        case 'j':
+            jobs = strtol(optarg, &end, 10);
+            if (end == optarg || *end || jobs < 1 || jobs > 4096) {
+                cli_error("run: -j takes a number of workers from 1 to 4096, not '%s'", optarg);
+                return CLI_USAGE;
+            }
+            break;
+        case 'k': st->keep_order = 1; break;
+        case 'f': file = optarg; break;
+        case OPT_PROGRESS: progress = 1; break;
+        case OPT_NO_PROGRESS: progress = 0; break;
+        case OPT_JSON: json = 1; break;
+        default:
+            printf("usage: parkpool run [-P DIR]... [-j N] [-k] [-f FILE|-] "
+                   "[--progress|--no-progress] [--json] [TYPE ARG...]\n");
+            return CLI_OK;
+        }
+    }
+    if (rv != APR_EOF) {
+        cli_error("run: bad option (see parkpool run --help)");
+        return CLI_USAGE;
+    }
+    if (file ? os->ind < argc : os->ind + 1 >= argc) {
+        cli_error(file ? "run: give tasks with -f or on the command line, not both"
+                       : "run: no tasks: give TYPE ARG... or -f FILE");
+        return CLI_USAGE;
+    }
+
+    if (file) {
+        in = strcmp(file, "-") ? fopen(file, "r") : stdin;
+        if (!in) {
+            cli_error("run: cannot read job file %s: %s", file, strerror(errno));
+            return CLI_USAGE;
+        }
+    }
+    cli_load_plugins(&reg, dirs, argv[0], p);
+
+    setup_signals();
+    apr_thread_mutex_create(&st->lock, APR_THREAD_MUTEX_DEFAULT, p);
+    apr_thread_cond_create(&st->window, p);
+    /* Task pools are made by this thread and destroyed by workers. */
+    apr_allocator_create(&alloc);
+    apr_allocator_max_free_set(alloc, 4 * 1024 * 1024);
+    apr_pool_create_ex(&st->task_root, p, NULL, alloc);
+    apr_allocator_owner_set(alloc, st->task_root);
+    apr_thread_mutex_create(&alloc_lock, APR_THREAD_MUTEX_DEFAULT, st->task_root);
+    apr_allocator_mutex_set(alloc, alloc_lock);
+
+    pp_config_init(&cfg);
+    cfg.threads = (apr_uint32_t)jobs;
+    cfg.name_prefix = "parkpool";
+    cfg.queue_capacity = 256;    /* streams: memory follows what is in flight */
+    cfg.on_output = on_output;
+    cfg.baton = st;
+    rv = pp_pool_create(&st->pool, &cfg, p);
+    if (rv == APR_SUCCESS)
+        rv = pp_group_create(&st->group, p);
+    if (rv != APR_SUCCESS) {
+        cli_error("run: cannot start the pool: %s", pp_strerror(rv, msg, sizeof(msg)));
+        return CLI_FAILED;
+    }
+    cancel_target = st->pool;
+    st->start = apr_time_now();
+    st->progress = progress;
+    if (progress)
+        apr_thread_create(&progress_thread, NULL, progress_main, st, p);
+
+    if (in) {
+        rc = read_job_file(st, reg, in);
+        if (in != stdin)
+            fclose(in);
+    }
+    else {
+        for (i = os->ind + 1; i < argc && rc == 0 && !apr_atomic_read32(&interrupts); i++)
+            rc = submit(st, reg, argv[os->ind], argv[i], "");
+    }
+    apr_thread_mutex_lock(st->lock);
+    st->input_done = 1;
+    apr_thread_mutex_unlock(st->lock);
+
+    /* Drain (a second Ctrl-C makes the watcher cancel instead). */
+    pp_group_wait(st->group, -1);
+    pp_pool_shutdown(st->pool, apr_atomic_read32(&interrupts) > 1 ? PP_CANCEL : PP_DRAIN, -1);
+    cancel_target = NULL;
+    apr_atomic_set32(&st->finished, 1);
+    if (progress_thread) {
+        apr_status_t ignored;
+        apr_thread_join(&ignored, progress_thread);
+    }
+    apr_thread_mutex_lock(st->lock);
+    if (apr_atomic_read32(&interrupts))
+        rc = CLI_INTERRUPTED;
+    else if (rc == 0 && st->failed)
+        rc = CLI_FAILED;
+    print_summary(st, json, rc);
+    apr_thread_mutex_unlock(st->lock);
+    fflush(stdout);
+    pp_pool_destroy(st->pool);
+    return rc;
+}
