@@ -35,6 +35,10 @@ if cmp -s "$work/got.k" "$work/want"; then ok "-k keeps input order"; else bad "
 "$pp" run -j 3 hash.md5 $(head -n 50 "$work/list") > "$work/md5" 2>/dev/null
 if [ "$(sort "$work/md5")" = "$(head -n 50 "$work/list" | xargs md5sum | sort)" ]; then ok "hash.md5 from the command line = md5sum"; else bad "hash.md5 differs from md5sum"; fi
 
+# --- options may follow the tasks; "--" ends them
+check "options after tasks" "$("$pp" run demo.echo a b -k -j 2 2>/dev/null | tr '\n' ' ')" "a b "
+check "-- ends the options" "$("$pp" run -- demo.echo -x 2>/dev/null)" "-x"
+
 # --- exit statuses
 "$pp" run exec.sh 'echo hi' > "$work/out" 2>/dev/null
 check "exec.sh success exits 0" "$?" 0

@@ -91,47 +91,49 @@ static void emit_digest(pp_task_ctx_t *ctx, const hash_arg *h,
     pp_task_emit(ctx, line);
 }
 
-static void md5_update(void *ctx, const char *data, apr_size_t len)
+/* One digest algorithm behind APR-util's calls, so both types share run. */
+typedef struct algo {
+    apr_size_t size;
+    void (*init)(void *ctx);
+    void (*update)(void *ctx, const char *data, apr_size_t len);
+    void (*final)(unsigned char *digest, void *ctx);
+} algo;
+
+static void md5_init(void *ctx) { apr_md5_init(ctx); }
+static void md5_update(void *ctx, const char *data, apr_size_t len) { apr_md5_update(ctx, data, len); }
+static void md5_final(unsigned char *digest, void *ctx) { apr_md5_final(digest, ctx); }
+static void sha1_init(void *ctx) { apr_sha1_init(ctx); }
+/* apr_sha1_update takes an unsigned int length; CHUNK fits. */
+static void sha1_update(void *ctx, const char *data, apr_size_t len) { apr_sha1_update(ctx, data, (unsigned int)len); }
+static void sha1_final(unsigned char *digest, void *ctx) { apr_sha1_final(digest, ctx); }
+
+static const algo md5 = { APR_MD5_DIGESTSIZE, md5_init, md5_update, md5_final };
+static const algo sha1 = { APR_SHA1_DIGESTSIZE, sha1_init, sha1_update, sha1_final };
+
+static apr_status_t run_digest(const algo *a, const hash_arg *h, pp_task_ctx_t *ctx)
 {
-    apr_md5_update(ctx, data, len);
+    union { apr_md5_ctx_t md5; apr_sha1_ctx_t sha1; } state;
+    unsigned char digest[APR_SHA1_DIGESTSIZE > APR_MD5_DIGESTSIZE
+                         ? APR_SHA1_DIGESTSIZE : APR_MD5_DIGESTSIZE];
+    apr_status_t rv;
+
+    a->init(&state);
+    rv = stream(h, &state, a->update);
+    if (rv != APR_SUCCESS)
+        return rv;
+    a->final(digest, &state);
+    emit_digest(ctx, h, digest, a->size);
+    return APR_SUCCESS;
 }
 
 static apr_status_t run_md5(void *arg, pp_task_ctx_t *ctx)
 {
-    const hash_arg *h = arg;
-    apr_md5_ctx_t md5;
-    unsigned char digest[APR_MD5_DIGESTSIZE];
-    apr_status_t rv;
-
-    apr_md5_init(&md5);
-    rv = stream(h, &md5, md5_update);
-    if (rv != APR_SUCCESS)
-        return rv;
-    apr_md5_final(digest, &md5);
-    emit_digest(ctx, h, digest, sizeof(digest));
-    return APR_SUCCESS;
-}
-
-static void sha1_update(void *ctx, const char *data, apr_size_t len)
-{
-    /* apr_sha1_update takes an unsigned int length; CHUNK fits. */
-    apr_sha1_update(ctx, data, (unsigned int)len);
+    return run_digest(&md5, arg, ctx);
 }
 
 static apr_status_t run_sha1(void *arg, pp_task_ctx_t *ctx)
 {
-    const hash_arg *h = arg;
-    apr_sha1_ctx_t sha1;
-    unsigned char digest[APR_SHA1_DIGESTSIZE];
-    apr_status_t rv;
-
-    apr_sha1_init(&sha1);
-    rv = stream(h, &sha1, sha1_update);
-    if (rv != APR_SUCCESS)
-        return rv;
-    apr_sha1_final(digest, &sha1);
-    emit_digest(ctx, h, digest, sizeof(digest));
-    return APR_SUCCESS;
+    return run_digest(&sha1, arg, ctx);
 }
 
 static const pp_task_type_t types[] = {

@@ -128,6 +128,7 @@ int cli_plugins(int argc, const char *const *argv, apr_pool_t *p)
 
     apr_getopt_init(&os, p, argc, argv);
     os->errfn = NULL;
+    os->interleave = 1;    /* options may follow the tasks; "--" ends them */
     while ((rv = apr_getopt_long(os, opts, &opt, &optarg)) == APR_SUCCESS) {
         if (opt == 'P')
             APR_ARRAY_PUSH(dirs, const char *) = optarg;

@@ -415,6 +415,7 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
 
     apr_getopt_init(&os, p, argc, argv);
     os->errfn = NULL;
+    os->interleave = 1;    /* options may follow the tasks; "--" ends them */
     while ((rv = apr_getopt_long(os, opts, &opt, &optarg)) == APR_SUCCESS) {
         switch (opt) {
         case 'P': APR_ARRAY_PUSH(dirs, const char *) = optarg; break;
@@ -492,7 +493,8 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
     }
     else {
         for (i = os->ind + 1; i < argc && rc == 0 && !apr_atomic_read32(&interrupts); i++)
-            rc = submit(st, reg, argv[os->ind], argv[i], "");
+            /* os->argv: apr_getopt permuted its own copy of argv. */
+            rc = submit(st, reg, os->argv[os->ind], os->argv[i], "");
     }
     apr_thread_mutex_lock(st->lock);
     st->input_done = 1;
