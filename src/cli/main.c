@@ -121,7 +121,7 @@ int cli_plugins(int argc, const char *const *argv, apr_pool_t *p)
     apr_array_header_t *dirs = apr_array_make(p, 4, sizeof(const char *));
     apr_getopt_t *os;
     pp_registry_t *reg;
-    const char *optarg;
+    const char *optval;
     int opt, json = 0;
     apr_size_t i, n;
     apr_status_t rv;
@@ -129,9 +129,9 @@ int cli_plugins(int argc, const char *const *argv, apr_pool_t *p)
     apr_getopt_init(&os, p, argc, argv);
     os->errfn = NULL;
     os->interleave = 1;    /* options may follow the tasks; "--" ends them */
-    while ((rv = apr_getopt_long(os, opts, &opt, &optarg)) == APR_SUCCESS) {
+    while ((rv = apr_getopt_long(os, opts, &opt, &optval)) == APR_SUCCESS) {
         if (opt == 'P')
-            APR_ARRAY_PUSH(dirs, const char *) = optarg;
+            APR_ARRAY_PUSH(dirs, const char *) = optval;
         else if (opt == 'J')
             json = 1;
         else {

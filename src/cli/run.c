@@ -400,7 +400,7 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
     };
     apr_array_header_t *dirs = apr_array_make(p, 4, sizeof(const char *));
     run_state *st = apr_pcalloc(p, sizeof(*st));
-    const char *optarg, *file = NULL;
+    const char *optval, *file = NULL;
     FILE *in = NULL;
     apr_getopt_t *os;
     pp_registry_t *reg;
@@ -416,18 +416,18 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
     apr_getopt_init(&os, p, argc, argv);
     os->errfn = NULL;
     os->interleave = 1;    /* options may follow the tasks; "--" ends them */
-    while ((rv = apr_getopt_long(os, opts, &opt, &optarg)) == APR_SUCCESS) {
+    while ((rv = apr_getopt_long(os, opts, &opt, &optval)) == APR_SUCCESS) {
         switch (opt) {
-        case 'P': APR_ARRAY_PUSH(dirs, const char *) = optarg; break;
+        case 'P': APR_ARRAY_PUSH(dirs, const char *) = optval; break;
         case 'j':
-            jobs = strtol(optarg, &end, 10);
-            if (end == optarg || *end || jobs < 1 || jobs > 4096) {
-                cli_error("run: -j takes a number of workers from 1 to 4096, not '%s'", optarg);
+            jobs = strtol(optval, &end, 10);
+            if (end == optval || *end || jobs < 1 || jobs > 4096) {
+                cli_error("run: -j takes a number of workers from 1 to 4096, not '%s'", optval);
                 return CLI_USAGE;
             }
             break;
         case 'k': st->keep_order = 1; break;
-        case 'f': file = optarg; break;
+        case 'f': file = optval; break;
         case OPT_PROGRESS: progress = 1; break;
         case OPT_NO_PROGRESS: progress = 0; break;
         case OPT_JSON: json = 1; break;
