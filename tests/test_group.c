@@ -108,14 +108,14 @@ static void counted_error(apr_status_t status, const char *name, void *baton)
 
 /* Holds its worker until its gate opens, noting whether it was told that
  * its group was cancelled; it ignores the hint, so the group stays pending. */
-typedef struct stubborn {
+typedef struct holding {
     t_gate gate;
     volatile apr_uint32_t saw_cancel;
-} stubborn;
+} holding;
 
-static apr_status_t stubborn_task(void *arg, pp_task_ctx_t *ctx)
+static apr_status_t holding_task(void *arg, pp_task_ctx_t *ctx)
 {
-    stubborn *s = arg;
+    holding *s = arg;
 
     apr_atomic_inc32(&s->gate.arrived);
     while (!apr_atomic_read32(&s->gate.open)) {
@@ -128,7 +128,7 @@ static apr_status_t stubborn_task(void *arg, pp_task_ctx_t *ctx)
 
 static void test_group_cancel(void)
 {
-    stubborn holder = { { 0, 0, 0 }, 0 };
+    holding holder = { { 0, 0, 0 }, 0 };
     apr_pool_t *p;
     pp_pool_t *pool;
     pp_config_t cfg;
@@ -150,7 +150,7 @@ static void test_group_cancel(void)
     T_OK_FATAL(pp_group_create(&g, p));
     T_OK_FATAL(pp_group_create(&other, p));
     /* One task in g holds a worker (and sees the cancel), one outside it. */
-    T_OK(pp_submit_ex(pool, stubborn_task, &holder, g, 0));
+    T_OK(pp_submit_ex(pool, holding_task, &holder, g, 0));
     T_OK(pp_submit_ex(pool, t_gate_task, &gate, other, 0));
     t_gate_wait_arrived(&holder.gate, 1);
     t_gate_wait_arrived(&gate, 1);

@@ -123,7 +123,7 @@ static void test_many_unparks_one_token(void)
 typedef struct pingpong {
     pp__parker_t *me, *peer;
     volatile apr_uint32_t *turn;  /* whose turn: 0 or 1 */
-    apr_uint32_t id, rounds, errors;
+    apr_uint32_t id, rounds;
 } pingpong;
 
 static void pingpong_side(void *arg)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *t_plugin_dir;
@@ -131,13 +132,16 @@ static void test_load_dir(void)
     };
     apr_pool_t *p;
     pp_registry_t *reg;
-    char dir[] = "/tmp/pp_test_plugins_XXXXXX", err[4096], *line;
+    char err[4096], *line;
+    const char *dir;
     const char *junk;
     apr_size_t i, lines = 0;
     apr_status_t rv;
 
     apr_pool_create(&p, t_root);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    dir = apr_psprintf(p, "%s/pp_test_plugins_%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+                       (long)getpid());
+    CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
     for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         CU_ASSERT_EQUAL(symlink(plugin(p, names[i]),
                                 apr_psprintf(p, "%s/%s.so", dir, names[i])), 0);
