@@ -55,7 +55,7 @@ apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
-apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool)
+apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool, apr_uint32_t n)
 {
     apr_status_t rv = APR_SUCCESS;
 
@@ -78,19 +78,20 @@ apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool)
         rv = PP_ECANCELLED;
     }
     if (rv == APR_SUCCESS)
-        g->pending++;
+        g->pending += n;
     apr_thread_mutex_unlock(g->lock);
     return rv;
 }
 
-void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record)
+void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record, apr_uint32_t n)
 {
     apr_thread_mutex_lock(g->lock);
     if (record && outcome != APR_SUCCESS && g->status == APR_SUCCESS)
         g->status = outcome;
     /* Signal under the lock: a waiter that returns may free the group the
      * moment the lock is released, and nothing here touches it after. */
-    if (--g->pending == 0 && g->nwaiting)
+    g->pending -= n;
+    if (g->pending == 0 && g->nwaiting)
         apr_thread_cond_broadcast(g->done);
     apr_thread_mutex_unlock(g->lock);
 }

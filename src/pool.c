@@ -128,7 +128,7 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
     else
         apr_atomic_inc64(&w->completed);
     if (e->group)
-        pp__group_leave(e->group, rv, 1);
+        pp__group_leave(e->group, rv, 1, 1);
 }
 
 static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
@@ -174,32 +174,38 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
     return NULL;
 }
 
+/* Called with the lock held: wait until n more entries fit (or fail with
+ * PP_ESHUTDOWN, or PP_EFULL under PP_NOWAIT). A worker must never wait for
+ * room in its own pool's queue: if every worker did, nobody would make
+ * room. Its submits go past the capacity. */
+static apr_status_t wait_room(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flags)
+{
+    apr_uint32_t cap = pool->cfg.queue_capacity;
+    int own = current && current->pool == pool;
+
+    for (;;) {
+        if (pool->state != STATE_RUNNING)
+            return PP_ESHUTDOWN;
+        if (cap == 0 || own || pp__queue_len(&pool->queue) + n <= cap)
+            return APR_SUCCESS;
+        if (flags & PP_NOWAIT)
+            return PP_EFULL;
+        pool->nwaiting++;
+        apr_thread_cond_wait(pool->not_full, pool->lock);
+        pool->nwaiting--;
+    }
+}
+
 static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e,
                             apr_uint32_t flags)
 {
     apr_status_t rv;
     pp__worker_t *wake = NULL;
-    /* A worker must never wait for room in its own pool's queue: if every
-     * worker did, nobody would make room. Its submits go past capacity. */
-    int own = current && current->pool == pool;
-    apr_uint32_t cap = pool->cfg.queue_capacity;
 
     apr_thread_mutex_lock(pool->lock);
-    for (;;) {
-        if (pool->state != STATE_RUNNING) {
-            rv = PP_ESHUTDOWN;
-            goto out;
-        }
-        if (cap == 0 || own || pp__queue_len(&pool->queue) < cap)
-            break;
-        if (flags & PP_NOWAIT) {
-            rv = PP_EFULL;
-            goto out;
-        }
-        pool->nwaiting++;
-        apr_thread_cond_wait(pool->not_full, pool->lock);
-        pool->nwaiting--;
-    }
+    rv = wait_room(pool, 1, flags);
+    if (rv != APR_SUCCESS)
+        goto out;
     rv = pp__queue_push(&pool->queue, e);
     if (rv != APR_SUCCESS)
         goto out;
@@ -226,13 +232,13 @@ apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
     e.name = task->name;
     e.group = group;
     if (group) {
-        rv = pp__group_enter(group, pool);
+        rv = pp__group_enter(group, pool, 1);
         if (rv != APR_SUCCESS)
             return rv;
     }
     rv = enqueue(pool, &e, flags);
     if (rv != APR_SUCCESS && group)
-        pp__group_leave(group, rv, 0);
+        pp__group_leave(group, rv, 0, 1);
     return rv;
 }
 
@@ -253,6 +259,67 @@ apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg)
     return pp_submit_ex(pool, fn, arg, NULL, 0);
 }
 
+/* Wake-ups a batch makes after unlocking; more idle workers than this are
+ * unparked under the lock, which is correct, only slower. */
+#define BATCH_WAKE_MAX 64
+
+apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const *args,
+                             apr_uint32_t n, pp_group_t *group)
+{
+    pp__worker_t *wake[BATCH_WAKE_MAX], *w;
+    apr_uint32_t i, nwake = 0, cap = pool ? pool->cfg.queue_capacity : 0;
+    apr_status_t rv = APR_SUCCESS;
+    pp__entry_t e;
+
+    if (!pool || !fns || (n && !args))
+        return APR_EINVAL;
+    for (i = 0; i < n; i++)
+        if (!fns[i])
+            return APR_EINVAL;
+    if (n == 0)
+        return APR_SUCCESS;
+    if (cap && !(current && current->pool == pool) && n > cap)
+        return APR_EINVAL;    /* it could never fit */
+    if (group) {
+        rv = pp__group_enter(group, pool, n);
+        if (rv != APR_SUCCESS)
+            return rv;
+    }
+    e.release = NULL;
+    e.name = NULL;
+    e.group = group;
+
+    apr_thread_mutex_lock(pool->lock);
+    rv = wait_room(pool, n, 0);
+    if (rv != APR_SUCCESS)
+        goto out;
+    for (i = 0; i < n; i++) {
+        e.fn = fns[i];
+        e.arg = args[i];
+        rv = pp__queue_push(&pool->queue, &e);
+        if (rv != APR_SUCCESS) {
+            /* All or nothing: take back what this batch pushed. */
+            pool->queue.tail -= i;
+            goto out;
+        }
+    }
+    apr_atomic_add64(&pool->submitted, n);
+    /* At most one wake-up per task, and only for workers that are idle. */
+    for (i = 0; i < n && (w = pop_idle(pool)) != NULL; i++) {
+        if (nwake < BATCH_WAKE_MAX)
+            wake[nwake++] = w;
+        else
+            pp__unpark(w->parker);
+    }
+out:
+    apr_thread_mutex_unlock(pool->lock);
+    for (i = 0; i < nwake; i++)
+        pp__unpark(wake[i]->parker);
+    if (rv != APR_SUCCESS && group)
+        pp__group_leave(group, rv, 0, n);
+    return rv;
+}
+
 void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
 {
     const pp_config_t *cfg = &pool->cfg;
@@ -265,7 +332,7 @@ void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
             e.release(e.arg);
         apr_atomic_inc64(&pool->cancelled);
         if (e.group)
-            pp__group_leave(e.group, PP_ECANCELLED, 1);
+            pp__group_leave(e.group, PP_ECANCELLED, 1, 1);
     }
 }
 

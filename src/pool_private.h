@@ -21,11 +21,11 @@ apr_status_t pp__config_resolve(pp_config_t *cfg);
 
 /* group.c, called by pool.c */
 
-/** Count one more pending task of g on pool (PP_ECANCELLED, APR_EINVAL). */
-apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool);
+/** Count n more pending tasks of g on pool (PP_ECANCELLED, APR_EINVAL). */
+apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool, apr_uint32_t n);
 
-/** One task of g has ended with outcome (recorded if record is set). */
-void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record);
+/** n tasks of g have ended with outcome (recorded if record is set). */
+void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record, apr_uint32_t n);
 
 /** Non-zero once pp_group_cancel() was called in the current round. */
 int pp__group_cancelled(const pp_group_t *g);

@@ -164,6 +164,69 @@ static void test_one_wake_per_submit(void)
     apr_pool_destroy(p);
 }
 
+/* ---------------------------------------------------------------- batch */
+
+static void test_batch(void)
+{
+    enum { N = 10000 };
+    static pp_task_fn fns[N];
+    static void *args[N];
+    static volatile apr_uint32_t hits[N];
+    apr_pool_t *p;
+    pp_pool_t *pool, *bounded;
+    pp_group_t *g;
+    pp_stats_t before, after;
+    apr_uint32_t i, bad = 0;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 8, 0);
+    T_OK_FATAL(pp_group_create(&g, p));
+    for (i = 0; i < N; i++) {
+        fns[i] = hit_task;
+        args[i] = (void *)&hits[i];
+        hits[i] = 0;
+    }
+    T_OK(pp_submit_batch(pool, fns, args, N, g));
+    T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+    for (i = 0; i < N; i++)
+        bad += hits[i] != 1;
+    CU_ASSERT_EQUAL(bad, 0);
+
+    /* min(n, idle) wake-ups: 3 for a batch of 3, at most 8 for 100. */
+    apr_sleep(apr_time_from_msec(100));
+    pp_pool_stats(pool, &before);
+    T_OK(pp_submit_batch(pool, fns, args, 3, g));
+    T_OK(pp_group_wait(g, -1));
+    pp_pool_stats(pool, &after);
+    CU_ASSERT(after.unparks - before.unparks <= 3);
+    apr_sleep(apr_time_from_msec(100));
+    pp_pool_stats(pool, &before);
+    T_OK(pp_submit_batch(pool, fns, args, 100, g));
+    T_OK(pp_group_wait(g, -1));
+    pp_pool_stats(pool, &after);
+    CU_ASSERT(after.unparks - before.unparks <= 8);
+    CU_ASSERT(after.unparks - before.unparks >= 1);
+
+    /* Bad input queues nothing and leaves the group done. */
+    fns[5] = NULL;
+    CU_ASSERT_EQUAL(pp_submit_batch(pool, fns, args, 10, g), APR_EINVAL);
+    fns[5] = hit_task;
+    CU_ASSERT_EQUAL(pp_submit_batch(NULL, fns, args, 10, g), APR_EINVAL);
+    CU_ASSERT_EQUAL(pp_submit_batch(pool, fns, NULL, 10, g), APR_EINVAL);
+    T_OK(pp_submit_batch(pool, fns, args, 0, g));
+    bounded = t_pool(p, 1, 8);
+    CU_ASSERT_EQUAL(pp_submit_batch(bounded, fns, args, 9, g), APR_EINVAL);
+    T_OK(pp_submit_batch(bounded, fns, args, 8, g));
+    T_OK(pp_group_wait(g, -1));
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    CU_ASSERT_EQUAL(pp_submit_batch(pool, fns, args, 10, g), PP_ESHUTDOWN);
+    T_OK(pp_group_wait(g, 0));
+    pp_pool_stats(pool, &after);
+    CU_ASSERT_EQUAL(after.submitted, N + 3 + 100);
+    t_assert_accounted(pool);
+    apr_pool_destroy(p);
+}
+
 /* -------------------------------------------------------------- nesting */
 
 typedef struct tree {
@@ -586,6 +649,7 @@ void t_register_pool(void)
     CU_add_test(s, "1,000,000 tasks from 4 producers run exactly once", test_exactly_once_4_producers);
     CU_add_test(s, "no lost wakeup: 200,000 rounds x 1/2/4/8 workers", test_no_lost_wakeup);
     CU_add_test(s, "one submit wakes at most one worker", test_one_wake_per_submit);
+    CU_add_test(s, "batch submit: once each, min(n, idle) wake-ups", test_batch);
     CU_add_test(s, "nested fan-out of 2^17 tasks", test_nested_fanout);
     CU_add_test(s, "nested fan-out on a queue of capacity 64", test_nested_fanout_bounded);
     CU_add_test(s, "failing tasks are counted, reported, isolated", test_failure_isolation);

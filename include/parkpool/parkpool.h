@@ -116,6 +116,15 @@ apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
 apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
                           pp_group_t *group, apr_uint32_t flags);
 
+/**
+ * Queue fns[i](args[i]) for i < n in one lock round, waking at most
+ * min(n, idle) workers. All or nothing: on failure none was queued. On a
+ * bounded queue the batch waits until all of it fits, and a batch larger
+ * than the capacity is APR_EINVAL (the pool's own workers excepted).
+ */
+apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const *args,
+                             apr_uint32_t n, pp_group_t *group);
+
 /** pp_submit_ex() for a pp_task_t (copied; the struct need not outlive the call). */
 apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
                             pp_group_t *group, apr_uint32_t flags);
