@@ -104,22 +104,27 @@ static const char *tool_line(apr_pool_t *p, const char *tool, const char *path)
     return apr_pstrdup(p, buf);
 }
 
+/* type on path succeeds with exactly the one line want. */
+static void expect_line(apr_pool_t *p, const char *type, const char *path, const char *want)
+{
+    collect c;
+
+    T_OK(run_one(p, type, path, &c));
+    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), want);
+}
+
 static void test_hash_known_vectors(void)
 {
     apr_pool_t *p;
-    collect c;
     const char *path;
 
     apr_pool_create(&p, t_root);
     path = write_file(p, "pp_abc", "abc", 3);
-    T_OK(run_one(p, "hash.sha1", path, &c));
-    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
-    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *),
-                           apr_psprintf(p, "a9993e364706816aba3e25717850c26c9cd0d89d  %s", path));
-    T_OK(run_one(p, "hash.md5", path, &c));
-    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
-    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *),
-                           apr_psprintf(p, "900150983cd24fb0d6963f7d28e17f72  %s", path));
+    expect_line(p, "hash.sha1", path,
+                apr_psprintf(p, "a9993e364706816aba3e25717850c26c9cd0d89d  %s", path));
+    expect_line(p, "hash.md5", path,
+                apr_psprintf(p, "900150983cd24fb0d6963f7d28e17f72  %s", path));
     unlink(path);
     apr_pool_destroy(p);
 }
@@ -129,7 +134,6 @@ static void test_hash_known_vectors(void)
 static void test_hash_matches_coreutils(void)
 {
     apr_pool_t *p;
-    collect c;
     apr_size_t n = 3 * 65536 + 12345, i;
     char *data;
     const char *paths[2];
@@ -142,12 +146,8 @@ static void test_hash_matches_coreutils(void)
     paths[0] = write_file(p, "pp_big", data, n);
     paths[1] = write_file(p, "pp_empty", "", 0);
     for (k = 0; k < 2; k++) {
-        T_OK(run_one(p, "hash.sha1", paths[k], &c));
-        CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
-        CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), tool_line(p, "sha1sum", paths[k]));
-        T_OK(run_one(p, "hash.md5", paths[k], &c));
-        CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
-        CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), tool_line(p, "md5sum", paths[k]));
+        expect_line(p, "hash.sha1", paths[k], tool_line(p, "sha1sum", paths[k]));
+        expect_line(p, "hash.md5", paths[k], tool_line(p, "md5sum", paths[k]));
         unlink(paths[k]);
     }
     apr_pool_destroy(p);
@@ -156,14 +156,11 @@ static void test_hash_matches_coreutils(void)
 static void test_hash_escapes_like_coreutils(void)
 {
     apr_pool_t *p;
-    collect c;
     const char *path;
 
     apr_pool_create(&p, t_root);
     path = write_file(p, "pp_back\\slash", "x", 1);
-    T_OK(run_one(p, "hash.sha1", path, &c));
-    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
-    CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), tool_line(p, "sha1sum", path));
+    expect_line(p, "hash.sha1", path, tool_line(p, "sha1sum", path));
     unlink(path);
     apr_pool_destroy(p);
 }
