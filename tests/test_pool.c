@@ -166,6 +166,20 @@ static void test_one_wake_per_submit(void)
 
 /* ---------------------------------------------------------------- batch */
 
+/* Let every worker park, submit a batch of n, wait: the unparks it took. */
+static apr_uint64_t batch_wakeups(pp_pool_t *pool, pp_group_t *g, const pp_task_fn *fns,
+                                  void *const *args, apr_uint32_t n)
+{
+    pp_stats_t before, after;
+
+    apr_sleep(apr_time_from_msec(100));
+    pp_pool_stats(pool, &before);
+    T_OK(pp_submit_batch(pool, fns, args, n, g));
+    T_OK(pp_group_wait(g, -1));
+    pp_pool_stats(pool, &after);
+    return after.unparks - before.unparks;
+}
+
 static void test_batch(void)
 {
     enum { N = 10000 };
@@ -175,7 +189,8 @@ static void test_batch(void)
     apr_pool_t *p;
     pp_pool_t *pool, *bounded;
     pp_group_t *g;
-    pp_stats_t before, after;
+    pp_stats_t after;
+    apr_uint64_t wakes;
     apr_uint32_t i, bad = 0;
 
     apr_pool_create(&p, t_root);
@@ -193,19 +208,9 @@ static void test_batch(void)
     CU_ASSERT_EQUAL(bad, 0);
 
     /* min(n, idle) wake-ups: 3 for a batch of 3, at most 8 for 100. */
-    apr_sleep(apr_time_from_msec(100));
-    pp_pool_stats(pool, &before);
-    T_OK(pp_submit_batch(pool, fns, args, 3, g));
-    T_OK(pp_group_wait(g, -1));
-    pp_pool_stats(pool, &after);
-    CU_ASSERT(after.unparks - before.unparks <= 3);
-    apr_sleep(apr_time_from_msec(100));
-    pp_pool_stats(pool, &before);
-    T_OK(pp_submit_batch(pool, fns, args, 100, g));
-    T_OK(pp_group_wait(g, -1));
-    pp_pool_stats(pool, &after);
-    CU_ASSERT(after.unparks - before.unparks <= 8);
-    CU_ASSERT(after.unparks - before.unparks >= 1);
+    CU_ASSERT(batch_wakeups(pool, g, fns, args, 3) <= 3);
+    wakes = batch_wakeups(pool, g, fns, args, 100);
+    CU_ASSERT(wakes >= 1 && wakes <= 8);
 
     /* Bad input queues nothing and leaves the group done. */
     fns[5] = NULL;
