@@ -4,14 +4,13 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static void expect_bad_config(void (*tweak)(pp_config_t *))
 {
     apr_pool_t *p;
     pp_config_t cfg;
     pp_pool_t *pool = (pp_pool_t *)&cfg;
-    int base = t_thread_count();
+    int base = t_os_thread_count();
 
     apr_pool_create(&p, t_root);
     pp_config_init(&cfg);
@@ -157,7 +156,7 @@ static void test_partial_start(void)
     apr_pool_t *p;
     pp_config_t cfg;
     pp_pool_t *pool;
-    int base = t_thread_count();
+    int base = t_os_thread_count();
     apr_uint32_t k;
 
     apr_pool_create(&p, t_root);
@@ -172,7 +171,7 @@ static void test_partial_start(void)
     }
     pp__fault_arm(PP__FAULT_THREAD_CREATE, 0);
     T_OK(pp_pool_create(&pool, &cfg, p));
-    CU_ASSERT(t_thread_count() >= base + 6);
+    CU_ASSERT(t_os_thread_count() >= base + 6);
     apr_pool_destroy(p);
     CU_ASSERT(t_thread_count_settles(base) <= base);
 }
@@ -218,7 +217,7 @@ static void test_queue_growth_failure(void)
 static void test_many_pools(void)
 {
     apr_uint32_t i, n = t_scaled(200);
-    int base = t_thread_count();
+    int base = t_os_thread_count();
 
     for (i = 0; i < n; i++) {
         apr_pool_t *p;

@@ -7,11 +7,11 @@
 #include <CUnit/Basic.h>
 #include <apr_file_info.h>
 #include <apr_general.h>
+#include <apr_lib.h>
 #include <apr_strings.h>
 
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 int main(int argc, char **argv)
 {
@@ -19,7 +19,7 @@ int main(int argc, char **argv)
     int i;
 
     /* A hang is a failure too: never let CI wait for its own limit. */
-    alarm(1800);
+    t_os_watchdog(1800);
     if (apr_initialize() != APR_SUCCESS || apr_pool_create(&t_root, NULL) != APR_SUCCESS) {
         fprintf(stderr, "pp_test: cannot initialise APR\n");
         return 1;
@@ -29,15 +29,17 @@ int main(int argc, char **argv)
     /* libtool leaves the built plugins in tests/plugins/.libs, next to the
      * program wherever the build tree is. */
     {
-        const char *slash = strrchr(argv[0], '/');
-        const char *here = apr_psprintf(t_root, "%.*s", slash ? (int)(slash - argv[0]) : 1,
-                                        slash ? argv[0] : ".");
+        /* apr_filepath_name_get knows the OS's separators. */
+        const char *name = apr_filepath_name_get(argv[0]);
+        const char *here = name > argv[0] ? apr_pstrmemdup(t_root, argv[0],
+                                                           (apr_size_t)(name - argv[0]))
+                                          : "./";
         char *dir;
         /* Absolute, since the tests link to the plugins from elsewhere. */
-        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, "/plugins/.libs", NULL),
+        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, "plugins/.libs", NULL),
                            APR_FILEPATH_NATIVE, t_root);
         t_plugin_dir = dir;
-        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, "/../plugins/.libs", NULL),
+        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, "../plugins/.libs", NULL),
                            APR_FILEPATH_NATIVE, t_root);
         t_bundled_dir = dir;
     }

@@ -1,22 +1,21 @@
 /* The registry and the loader, against real plugins built in tests/plugins. */
 #include "testutil.h"
 #include "parkpool/plugin.h"
+#include "platform.h"
 
+#include <apr_file_info.h>
 #include <apr_file_io.h>
 #include <apr_strings.h>
 #include <apr_time.h>
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 const char *t_plugin_dir;
 
 static char *plugin(apr_pool_t *p, const char *name)
 {
-    return apr_psprintf(p, "%s/%s.so", t_plugin_dir, name);
+    return apr_psprintf(p, "%s/%s%s", t_plugin_dir, name, pp__dso_suffix());
 }
 
 static pp_registry_t *registry_with_good(apr_pool_t *p)
@@ -50,7 +49,7 @@ static void test_load_good(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(info);
     CU_ASSERT_STRING_EQUAL(info->name, "good");
     CU_ASSERT_STRING_EQUAL(info->version, "1.2.3");
-    CU_ASSERT_PTR_NOT_NULL(strstr(info->path, "tp_good.so"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(info->path, apr_pstrcat(p, "tp_good", pp__dso_suffix(), NULL)));
     CU_ASSERT_PTR_NULL(pp_registry_find(reg, "good.nope"));
     CU_ASSERT_PTR_EQUAL(pp_registry_suggest(reg, "good.ecko"), t);
     CU_ASSERT_PTR_EQUAL(pp_registry_suggest(reg, "echo"), t);
@@ -84,9 +83,8 @@ static void expect_load_failure(const char *path, apr_status_t status, const cha
 
 static const char *random_so(apr_pool_t *p)
 {
-    const char *path = apr_psprintf(p, "%s/pp_test_random_%ld.so",
-                                    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-                                    (long)getpid());
+    const char *path = apr_psprintf(p, "%s/pp_test_random_%ld%s", t_os_tmpdir(), t_os_pid(),
+                                    pp__dso_suffix());
     apr_file_t *f;
     unsigned char buf[4096];
     apr_size_t i, n = sizeof(buf);
@@ -133,23 +131,23 @@ static void test_load_dir(void)
     apr_pool_t *p;
     pp_registry_t *reg;
     char err[4096], *line;
-    const char *dir;
-    const char *junk;
+    const char *dir, *junk, *suffix = pp__dso_suffix();
     apr_size_t i, lines = 0;
     apr_status_t rv;
 
     apr_pool_create(&p, t_root);
-    dir = apr_psprintf(p, "%s/pp_test_plugins_%ld", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-                       (long)getpid());
-    CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+    dir = apr_psprintf(p, "%s/pp_test_plugins_%ld", t_os_tmpdir(), t_os_pid());
+    CU_ASSERT_EQUAL_FATAL(apr_dir_make(dir, APR_FPROT_OS_DEFAULT, p), APR_SUCCESS);
     for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        CU_ASSERT_EQUAL(symlink(plugin(p, names[i]),
-                                apr_psprintf(p, "%s/%s.so", dir, names[i])), 0);
+        T_OK(apr_file_copy(plugin(p, names[i]), apr_psprintf(p, "%s/%s%s", dir, names[i], suffix),
+                           APR_FPROT_FILE_SOURCE_PERMS, p));
     junk = random_so(p);
-    CU_ASSERT_EQUAL(rename(junk, apr_psprintf(p, "%s/zz_junk.so", dir)), 0);
+    T_OK(apr_file_rename(junk, apr_psprintf(p, "%s/zz_junk%s", dir, suffix), p));
     /* Not plugins by their names: skipped without a word. */
-    CU_ASSERT_EQUAL(symlink(plugin(p, "tp_badmagic"), apr_psprintf(p, "%s/x.la", dir)), 0);
-    CU_ASSERT_EQUAL(symlink(plugin(p, "tp_badmagic"), apr_psprintf(p, "%s/README", dir)), 0);
+    T_OK(apr_file_copy(plugin(p, "tp_badmagic"), apr_psprintf(p, "%s/x.la", dir),
+                       APR_FPROT_FILE_SOURCE_PERMS, p));
+    T_OK(apr_file_copy(plugin(p, "tp_badmagic"), apr_psprintf(p, "%s/README", dir),
+                       APR_FPROT_FILE_SOURCE_PERMS, p));
 
     CU_ASSERT_EQUAL_FATAL(pp_registry_create(&reg, p), APR_SUCCESS);
     rv = pp_registry_load_dir(reg, dir, err, sizeof(err));
@@ -161,7 +159,7 @@ static void test_load_dir(void)
     for (line = err; line; line = strchr(line + 1, '\n'))
         lines++;
     CU_ASSERT_EQUAL(lines, 6);    /* badmagic, future, initfail, nosym, xdup, junk */
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "zz_junk.so: not a loadable object"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, apr_pstrcat(p, "zz_junk", suffix, ": not a loadable object", NULL)));
     CU_ASSERT_PTR_NULL(strstr(err, "x.la"));
     /* tp_xdup loads after tp_good, so good keeps its type. */
     CU_ASSERT_STRING_EQUAL(pp_registry_owner(reg, pp_registry_find(reg, "good.echo"))->name,
@@ -170,11 +168,11 @@ static void test_load_dir(void)
                     APR_ENOENT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot open plugin folder"));
     for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        unlink(apr_psprintf(p, "%s/%s.so", dir, names[i]));
-    unlink(apr_psprintf(p, "%s/zz_junk.so", dir));
-    unlink(apr_psprintf(p, "%s/x.la", dir));
-    unlink(apr_psprintf(p, "%s/README", dir));
-    rmdir(dir);
+        apr_file_remove(apr_psprintf(p, "%s/%s%s", dir, names[i], suffix), p);
+    apr_file_remove(apr_psprintf(p, "%s/zz_junk%s", dir, suffix), p);
+    apr_file_remove(apr_psprintf(p, "%s/x.la", dir), p);
+    apr_file_remove(apr_psprintf(p, "%s/README", dir), p);
+    T_OK(apr_dir_remove(dir, p));
     apr_pool_destroy(p);
 }
 

@@ -198,7 +198,7 @@ static void test_parent_pool_destruction_drains(void)
     pp_pool_t *pool;
     volatile apr_uint32_t ran = 0;
     apr_uint32_t i, n = t_scaled(10000);
-    int base = t_thread_count();
+    int base = t_os_thread_count();
 
     apr_pool_create(&p, t_root);
     pool = t_pool(p, 4, 0);

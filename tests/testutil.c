@@ -2,7 +2,6 @@
 
 #include <apr_time.h>
 
-#include <dirent.h>
 #include <stdlib.h>
 
 apr_pool_t *t_root;
@@ -80,20 +79,6 @@ void t_run_threads(apr_uint32_t n, t_thread_fn fn, void **args)
         t_join(th[i]);
 }
 
-int t_thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    int n = 0;
-
-    if (!d)
-        return -1;
-    while ((e = readdir(d)) != NULL)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 int t_thread_count_settles(int expect)
 {
     apr_time_t deadline = apr_time_now() + apr_time_from_sec(5);
@@ -101,7 +86,7 @@ int t_thread_count_settles(int expect)
 
     /* A joined thread can linger in /proc for a moment after its join
      * returned (the kernel tears the task down asynchronously). */
-    while ((n = t_thread_count()) > expect && apr_time_now() < deadline)
+    while ((n = t_os_thread_count()) > expect && apr_time_now() < deadline)
         apr_sleep(1000);
     return n;
 }

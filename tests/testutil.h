@@ -3,6 +3,7 @@
 #define PP_TESTUTIL_H
 
 #include "parkpool/parkpool.h"
+#include "testos.h"
 
 #include <CUnit/CUnit.h>
 #include <apr_atomic.h>
@@ -32,9 +33,7 @@ void t_join(t_thread *t);
 /* Run fn(args[i]) (or fn(NULL)) on n threads at once and join them. */
 void t_run_threads(apr_uint32_t n, t_thread_fn fn, void **args);
 
-/* Threads of this process (Linux: /proc/self/task), or -1. */
-int t_thread_count(void);
-/* t_thread_count() once it is down to expect, or after 5 s whatever it is. */
+/* t_os_thread_count() once it is down to expect, or after 5 s whatever it is. */
 int t_thread_count_settles(int expect);
 
 /* A gate: gate tasks block until it opens or their pool/group is cancelled. */

@@ -1,16 +1,36 @@
 /*
- * exec: "exec.sh COMMAND" runs COMMAND with /bin/sh -c, emits each line of
- * its standard output as a result line, and fails the task with
- * PP_EEXIT(status) when it exits non-zero (128 + N when killed by signal N).
- * Its standard input is /dev/null; its standard error is parkpool's.
+ * exec: "exec.sh COMMAND" runs COMMAND with the system shell (/bin/sh -c;
+ * %COMSPEC% /C, that is cmd.exe, on Windows), emits each line of its
+ * standard output as a result line (a CR before the LF dropped), and fails
+ * the task with PP_EEXIT(status) when it exits non-zero (128 + N when killed
+ * by signal N). Its standard input is the null device; its standard error
+ * is parkpool's.
  */
 #include "parkpool/plugin.h"
 
+#include <apr_env.h>
 #include <apr_file_io.h>
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 
 #include <string.h>
+
+#ifdef _WIN32
+#define SHELL_FLAG "/C"
+static const char *shell_path(apr_pool_t *p)
+{
+    char *comspec;
+
+    return apr_env_get(&comspec, "COMSPEC", p) == APR_SUCCESS ? comspec : "cmd.exe";
+}
+#else
+#define SHELL_FLAG "-c"
+static const char *shell_path(apr_pool_t *p)
+{
+    (void)p;
+    return "/bin/sh";
+}
+#endif
 
 typedef struct exec_arg {
     const char *command;
@@ -37,6 +57,8 @@ static void emit_lines(pp_task_ctx_t *ctx, char *buf, apr_size_t *len, int flush
 
     while ((nl = memchr(start, '\n', *len - (apr_size_t)(start - buf))) != NULL) {
         *nl = '\0';
+        if (nl > start && nl[-1] == '\r')
+            nl[-1] = '\0';
         pp_task_emit(ctx, start);
         start = nl + 1;
     }
@@ -52,7 +74,8 @@ static void emit_lines(pp_task_ctx_t *ctx, char *buf, apr_size_t *len, int flush
 static apr_status_t run_exec(void *arg, pp_task_ctx_t *ctx)
 {
     const exec_arg *e = arg;
-    const char *argv[] = { "sh", "-c", e->command, NULL };
+    const char *shell = shell_path(e->p);
+    const char *argv[] = { shell, SHELL_FLAG, e->command, NULL };
     apr_procattr_t *attr;
     apr_proc_t proc;
     apr_exit_why_e why;
@@ -65,9 +88,11 @@ static apr_status_t run_exec(void *arg, pp_task_ctx_t *ctx)
     if (rv == APR_SUCCESS)
         rv = apr_procattr_io_set(attr, APR_NO_FILE, APR_FULL_BLOCK, APR_NO_PIPE);
     if (rv == APR_SUCCESS)
+        /* The shell as a plain program: APR_SHELLCMD on Windows quotes a
+         * command with spaces a second time and turns its '/' into '\'. */
         rv = apr_procattr_cmdtype_set(attr, APR_PROGRAM);
     if (rv == APR_SUCCESS)
-        rv = apr_proc_create(&proc, "/bin/sh", argv, NULL, attr, e->p);
+        rv = apr_proc_create(&proc, shell, argv, NULL, attr, e->p);
     if (rv != APR_SUCCESS)
         return rv;
     for (;;) {
@@ -96,7 +121,7 @@ static apr_status_t run_exec(void *arg, pp_task_ctx_t *ctx)
 }
 
 static const pp_task_type_t exec_type = {
-    "exec.sh", "run COMMAND with /bin/sh, its output as result lines",
+    "exec.sh", "run COMMAND with the system shell, its output as result lines",
     parse_command, run_exec, NULL, NULL
 };
 

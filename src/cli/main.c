@@ -7,17 +7,17 @@
  */
 #include "config.h"
 #include "cli.h"
+#include "cli_os.h"
 
 #include <apr_env.h>
 #include <apr_file_info.h>
 #include <apr_general.h>
+#include <apr_lib.h>
 #include <apr_strings.h>
 
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #ifndef PP_PLUGIN_DIR
 #define PP_PLUGIN_DIR "/usr/local/lib/parkpool/plugins"
@@ -58,19 +58,23 @@ void cli_json_string(FILE *f, const char *s)
  * sit in <build>/plugins/.libs. NULL when installed. */
 static const char *build_tree_plugins(const char *argv0, apr_pool_t *p)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    const char *path = exe, *slash;
+    const char *self = cli_os_self_path(p), *name;
+    char *dir, *path;
+    apr_size_t len;
     apr_finfo_t fi;
 
-    if (n > 0)
-        exe[n] = '\0';
-    else
-        path = argv0;
-    slash = strrchr(path, '/');
-    if (!slash || slash - path < 6 || strncmp(slash - 6, "/.libs", 6) != 0)
+    if (!self)
+        self = argv0;
+    /* apr_filepath_name_get knows the OS's separators ('\\' too on Windows). */
+    name = apr_filepath_name_get(self);
+    len = (apr_size_t)(name - self);
+    if (len < 2)
         return NULL;
-    path = apr_psprintf(p, "%.*s/plugins/.libs", (int)(slash - 6 - path), path);
+    dir = apr_pstrmemdup(p, self, len - 1);
+    if (strcmp(apr_filepath_name_get(dir), ".libs") != 0)
+        return NULL;
+    if (apr_filepath_merge(&path, dir, "../plugins/.libs", APR_FILEPATH_NATIVE, p) != APR_SUCCESS)
+        return NULL;
     return apr_stat(&fi, path, APR_FINFO_TYPE, p) == APR_SUCCESS && fi.filetype == APR_DIR
            ? path : NULL;
 }
@@ -92,7 +96,8 @@ static void load_dir(pp_registry_t *reg, const char *dir, int must_exist, apr_po
 apr_status_t cli_load_plugins(pp_registry_t **reg, apr_array_header_t *dirs,
                               const char *argv0, apr_pool_t *p)
 {
-    char *env = NULL, *dir, *last;
+    char *env = NULL;
+    apr_array_header_t *path;
     const char *tree;
     apr_status_t rv;
     int i;
@@ -102,9 +107,12 @@ apr_status_t cli_load_plugins(pp_registry_t **reg, apr_array_header_t *dirs,
         return rv;
     for (i = 0; i < dirs->nelts; i++)
         load_dir(*reg, APR_ARRAY_IDX(dirs, i, const char *), 1, p);
-    if (apr_env_get(&env, "PARKPOOL_PLUGIN_PATH", p) == APR_SUCCESS && env)
-        for (dir = apr_strtok(env, ":", &last); dir; dir = apr_strtok(NULL, ":", &last))
-            load_dir(*reg, dir, 0, p);
+    /* Split on the OS's list separator: ':' on POSIX, ';' on Windows. */
+    if (apr_env_get(&env, "PARKPOOL_PLUGIN_PATH", p) == APR_SUCCESS && env
+        && apr_filepath_list_split(&path, env, p) == APR_SUCCESS)
+        for (i = 0; i < path->nelts; i++)
+            if (*APR_ARRAY_IDX(path, i, const char *))
+                load_dir(*reg, APR_ARRAY_IDX(path, i, const char *), 0, p);
     tree = build_tree_plugins(argv0 ? argv0 : "", p);
     load_dir(*reg, tree ? tree : PP_PLUGIN_DIR, 0, p);
     return APR_SUCCESS;
@@ -214,6 +222,7 @@ int main(int argc, const char *const *argv)
         return CLI_USAGE;
     }
     apr_pool_create(&p, NULL);
+    cli_os_init();
     if (argc < 2) {
         usage(stderr);
         rc = CLI_USAGE;

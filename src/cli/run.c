@@ -8,12 +8,12 @@
  * under -k, a bounded reorder window) memory stays flat however long the
  * input. The registry outlives the pool here, so plugin code stays mapped.
  *
- * Signals: SIGINT is blocked in every thread but a watcher. The first stops
- * the input (interrupting a blocked read) and drains what is queued; the
- * second cancels what is queued.
+ * Ctrl-C: the first stops the input (interrupting a blocked read) and
+ * drains what is queued; the second cancels what is queued.
  */
 #include "config.h"
 #include "cli.h"
+#include "cli_os.h"
 
 #include <apr_allocator.h>
 #include <apr_atomic.h>
@@ -24,12 +24,9 @@
 #include <apr_time.h>
 
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define WINDOW 4096    /* -k: tasks that may finish ahead of the oldest */
 
@@ -65,58 +62,18 @@ struct run_state {
 
 static _Thread_local cli_task *current;
 
-/* ------------------------------------------------------------ signals */
+/* ------------------------------------------------------------ Ctrl-C */
 
 static volatile apr_uint32_t interrupts;
-static pthread_t reader_thread;
 static pp_pool_t *volatile cancel_target;
 
-static void wake_reader(int sig)
+/* Runs in the OS's interrupt thread (cli_os.h), not in a signal handler. */
+static void on_interrupt(void)
 {
-    (void)sig;    /* only here to make a blocked read return EINTR */
-}
-
-static void *signal_watcher(void *data)
-{
-    sigset_t set;
-    int sig;
-
-    (void)data;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    for (;;) {
-        if (sigwait(&set, &sig) != 0)
-            continue;
-        if (apr_atomic_inc32(&interrupts) == 0) {
-            pthread_kill(reader_thread, SIGUSR1);
-            continue;
-        }
-        if (cancel_target)
-            pp_pool_shutdown(cancel_target, PP_CANCEL, 0);
-    }
-    return NULL;
-}
-
-static void setup_signals(void)
-{
-    struct sigaction sa;
-    sigset_t set;
-    pthread_t t;
-
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = wake_reader;    /* no SA_RESTART: reads return EINTR */
-    sigaction(SIGUSR1, &sa, NULL);
-    /* A handler, not SIG_IGN: a shell starts background jobs with SIGINT
-     * ignored, and an ignored signal never reaches sigwait. */
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    /* Blocked here before the workers exist, so they inherit the mask. */
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    reader_thread = pthread_self();
-    if (pthread_create(&t, NULL, signal_watcher, NULL) == 0)
-        pthread_detach(t);
+    if (apr_atomic_inc32(&interrupts) == 0)
+        cli_os_wake_reader();
+    else if (cancel_target)
+        pp_pool_shutdown(cancel_target, PP_CANCEL, 0);
 }
 
 /* ------------------------------------------------------------ output */
@@ -409,7 +366,7 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
     apr_thread_mutex_t *alloc_lock;
     apr_thread_t *progress_thread = NULL;
     long jobs = 0;
-    int opt, json = 0, progress = isatty(STDERR_FILENO), rc = 0, i;
+    int opt, json = 0, progress = cli_os_stderr_is_terminal(), rc = 0, i;
     apr_status_t rv;
     char *end, msg[256];
 
@@ -456,7 +413,7 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
     }
     cli_load_plugins(&reg, dirs, argv[0], p);
 
-    setup_signals();
+    cli_os_watch_interrupts(on_interrupt);
     apr_thread_mutex_create(&st->lock, APR_THREAD_MUTEX_DEFAULT, p);
     apr_thread_cond_create(&st->window, p);
     /* Task pools are made by this thread and destroyed by workers. */

@@ -1,0 +1,32 @@
+/*
+ * What the tool needs from the OS beyond APR: Ctrl-C, its own file name,
+ * and whether stderr is a terminal. cli_os_posix.c and win32/cli_os_win32.c
+ * implement it, so that main.c and run.c stay free of #ifdef.
+ */
+#ifndef PP_CLI_OS_H
+#define PP_CLI_OS_H
+
+#include <apr_pools.h>
+
+/** Set stdio up for the tool: SIGPIPE ignored on POSIX, binary stdout and
+ *  stderr on Windows (output lines end in LF everywhere). */
+void cli_os_init(void);
+
+/**
+ * Call on_interrupt from a thread of its own at each Ctrl-C (SIGINT; the
+ * console's Ctrl-C or Ctrl-Break on Windows). The calling thread is the
+ * reader that cli_os_wake_reader() interrupts. Call before any other thread
+ * starts: on POSIX the signal mask is inherited.
+ */
+void cli_os_watch_interrupts(void (*on_interrupt)(void));
+
+/** Make a read blocked in the reader thread return (with an error). */
+void cli_os_wake_reader(void);
+
+/** The running program's own path, or NULL when the OS will not say. */
+const char *cli_os_self_path(apr_pool_t *p);
+
+/** Non-zero when stderr is a terminal (the progress bar's default). */
+int cli_os_stderr_is_terminal(void);
+
+#endif

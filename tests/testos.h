@@ -1,0 +1,52 @@
+/*
+ * What the tests read from the OS to check the pool from outside: thread
+ * counts, names and stacks, CPU time, and a watchdog for hangs.
+ * testos_posix.c (Linux and other POSIX systems) and win32/testos_win32.c.
+ */
+#ifndef PP_TESTOS_H
+#define PP_TESTOS_H
+
+#include <apr_pools.h>
+
+/* End the process with a failure if it is still running after seconds. */
+void t_os_watchdog(unsigned seconds);
+
+/* Threads of this process, or -1 when the OS will not say. */
+int t_os_thread_count(void);
+
+/* User + system CPU seconds used by this process so far. */
+double t_os_cpu_seconds(void);
+
+/* The calling thread's name into buf; -1 when the OS cannot tell. */
+int t_os_thread_name(char *buf, apr_size_t size);
+
+/* The calling thread's stack size, 0 when unknown. */
+apr_size_t t_os_stack_size(void);
+
+/* Whether a thread created with stack size `asked` may have `got`: the
+ * platforms round differently (glibc adds a guard page; Windows reserves at
+ * least its 1 MiB granule or the program's default). */
+int t_os_stack_fits(apr_size_t got, apr_size_t asked);
+
+/* Name of this process's temporary folder (TMPDIR or the OS's), no trailing separator. */
+const char *t_os_tmpdir(void);
+
+/* This process's id, for unique file names. */
+long t_os_pid(void);
+
+/* A file name in the temporary folder that holds a backslash (one the
+ * hash plugin must escape): in the name on POSIX, as the separator on
+ * Windows. */
+const char *t_os_backslash_path(apr_pool_t *p);
+
+/* Commands for exec.sh in the system shell's own syntax. */
+typedef struct t_os_shell {
+    const char *three_lines;    /* prints one, two, then three without a newline */
+    const char *partial_exit3;  /* prints one line, exits 3 */
+    const char *kill9;          /* dies of signal 9; NULL where there are no signals */
+    const char *silent;         /* prints nothing, succeeds */
+    const char *print_file;     /* followed by a path: prints the file */
+} t_os_shell;
+const t_os_shell *t_os_shell_commands(void);
+
+#endif

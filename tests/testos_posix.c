@@ -1,0 +1,98 @@
+/* POSIX side of testos.h (thread facts via /proc and glibc on Linux). */
+#include "config.h"
+#include "testos.h"
+
+#include <apr_strings.h>
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+void t_os_watchdog(unsigned seconds)
+{
+    alarm(seconds);    /* SIGALRM's default action ends the run, failed */
+}
+
+int t_os_thread_count(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+double t_os_cpu_seconds(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6
+           + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+int t_os_thread_name(char *buf, apr_size_t size)
+{
+#ifdef HAVE_PTHREAD_SETNAME_NP_2
+    return pthread_getname_np(pthread_self(), buf, size) == 0 ? 0 : -1;
+#else
+    (void)buf;
+    (void)size;
+    return -1;
+#endif
+}
+
+apr_size_t t_os_stack_size(void)
+{
+#ifdef __GLIBC__
+    pthread_attr_t attr;
+    size_t size = 0;
+
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstacksize(&attr, &size);
+        pthread_attr_destroy(&attr);
+    }
+    return size;
+#else
+    return 0;
+#endif
+}
+
+int t_os_stack_fits(apr_size_t got, apr_size_t asked)
+{
+    /* glibc reports the size asked for, plus at most a guard page. */
+    return got >= asked && got <= asked + 64 * 1024;
+}
+
+const char *t_os_tmpdir(void)
+{
+    const char *dir = getenv("TMPDIR");
+
+    return dir && *dir ? dir : "/tmp";
+}
+
+long t_os_pid(void)
+{
+    return (long)getpid();
+}
+
+const char *t_os_backslash_path(apr_pool_t *p)
+{
+    return apr_psprintf(p, "%s/pp_back\\slash.%ld", t_os_tmpdir(), t_os_pid());
+}
+
+const t_os_shell *t_os_shell_commands(void)
+{
+    static const t_os_shell sh = {
+        "echo one; echo two; printf three", "echo partial; exit 3", "kill -9 $$", "true", "cat"
+    };
+
+    return &sh;
+}

@@ -1,0 +1,63 @@
+/*
+ * Windows side of cli_os.h. The console runs a control handler in a thread
+ * of its own, which is where the callback runs; CancelSynchronousIo makes
+ * the reader's blocked ReadFile (under fgets) fail.
+ */
+#include "config.h"
+#include "cli_os.h"
+
+#include <apr_strings.h>
+
+#include <windows.h>
+
+#include <fcntl.h>
+#include <io.h>
+#include <stdio.h>
+
+static HANDLE reader_thread;
+static void (*interrupt_cb)(void);
+
+static BOOL WINAPI console_handler(DWORD event)
+{
+    if (event != CTRL_C_EVENT && event != CTRL_BREAK_EVENT)
+        return FALSE;    /* close, logoff, shutdown: the default ends us */
+    interrupt_cb();
+    return TRUE;
+}
+
+void cli_os_init(void)
+{
+    /* Result lines are data (hash lines compare byte for byte with
+     * sha1sum's): no CR added on the way out. */
+    _setmode(_fileno(stdout), _O_BINARY);
+    _setmode(_fileno(stderr), _O_BINARY);
+}
+
+void cli_os_watch_interrupts(void (*on_interrupt)(void))
+{
+    interrupt_cb = on_interrupt;
+    /* The pseudo-handle of GetCurrentThread means "the caller" to whoever
+     * uses it: the handler thread needs a real one. */
+    DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(),
+                    &reader_thread, 0, FALSE, DUPLICATE_SAME_ACCESS);
+    SetConsoleCtrlHandler(console_handler, TRUE);
+}
+
+void cli_os_wake_reader(void)
+{
+    if (reader_thread)
+        CancelSynchronousIo(reader_thread);
+}
+
+const char *cli_os_self_path(apr_pool_t *p)
+{
+    char exe[MAX_PATH];
+    DWORD n = GetModuleFileNameA(NULL, exe, sizeof(exe));
+
+    return n > 0 && n < sizeof(exe) ? apr_pstrmemdup(p, exe, n) : NULL;
+}
+
+int cli_os_stderr_is_terminal(void)
+{
+    return _isatty(_fileno(stderr));
+}

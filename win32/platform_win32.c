@@ -1,0 +1,51 @@
+/* Windows side of platform.h. */
+#include "platform.h"
+
+#include <windows.h>
+
+#include <string.h>
+
+apr_size_t pp__thread_name_max(void)
+{
+    /* Thread descriptions may be long, but debuggers and tools show the
+     * first few characters; the same 15 as on Linux keeps names alike. */
+    return 15;
+}
+
+typedef HRESULT (WINAPI *set_description_fn)(HANDLE, PCWSTR);
+
+void pp__thread_set_name(const char *name)
+{
+    /* SetThreadDescription exists from Windows 10 1607 on; found at run
+     * time so that the library still loads on older systems, which then
+     * simply have unnamed threads. GetProcAddress is thread-safe. */
+    HMODULE kernel = GetModuleHandleW(L"kernel32.dll");
+    FARPROC proc = kernel ? GetProcAddress(kernel, "SetThreadDescription") : NULL;
+    set_description_fn set;
+    WCHAR wide[64];
+    int n;
+
+    if (!proc)
+        return;
+    n = MultiByteToWideChar(CP_UTF8, 0, name, -1, wide, (int)(sizeof(wide) / sizeof(wide[0])));
+    if (n <= 0)
+        return;
+    /* Through memcpy: a FARPROC -> function pointer cast is what the API
+     * intends, but gcc's -Wcast-function-type rejects the direct cast. */
+    memcpy(&set, &proc, sizeof(set));
+    set(GetCurrentThread(), wide);
+}
+
+apr_uint32_t pp__cpu_count(void)
+{
+    /* All processor groups: a machine with more than 64 logical CPUs has
+     * several, and GetSystemInfo sees only the caller's. */
+    DWORD n = GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+
+    return n > 0 ? (apr_uint32_t)n : 1;
+}
+
+const char *pp__dso_suffix(void)
+{
+    return ".dll";
+}
