@@ -198,7 +198,8 @@ apr_status_t pp_registry_load_dir(pp_registry_t *reg, const char *dir,
     qsort(names->elts, (size_t)names->nelts, sizeof(char *), cmp_names);
     for (i = 0; i < names->nelts; i++) {
         char *path;
-        apr_filepath_merge(&path, dir, APR_ARRAY_IDX(names, i, char *), 0, p);
+        /* Native: the paths in messages look like the OS's own. */
+        apr_filepath_merge(&path, dir, APR_ARRAY_IDX(names, i, char *), APR_FILEPATH_NATIVE, p);
         rv = pp_registry_load(reg, path, line, sizeof(line));
         if (rv == APR_SUCCESS)
             continue;

@@ -15,7 +15,7 @@
 
 int main(int argc, char **argv)
 {
-    unsigned failed;
+    unsigned failed = 0;
     int i;
 
     /* A hang is a failure too: never let CI wait for its own limit. */
@@ -27,19 +27,25 @@ int main(int argc, char **argv)
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 1;
     /* libtool leaves the built plugins in tests/plugins/.libs, next to the
-     * program wherever the build tree is. */
+     * program wherever the build tree is; where libtool must wrap the
+     * program (Windows), the real one runs from tests/.libs. */
     {
         /* apr_filepath_name_get knows the OS's separators. */
         const char *name = apr_filepath_name_get(argv[0]);
         const char *here = name > argv[0] ? apr_pstrmemdup(t_root, argv[0],
                                                            (apr_size_t)(name - argv[0]))
                                           : "./";
+        const char *up = "";
         char *dir;
+
+        if (strlen(here) > 1 && !strncmp(apr_filepath_name_get(apr_pstrmemdup(
+                t_root, here, strlen(here) - 1)), ".libs", 5))
+            up = "../";
         /* Absolute, since the tests link to the plugins from elsewhere. */
-        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, "plugins/.libs", NULL),
+        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, up, "plugins/.libs", NULL),
                            APR_FILEPATH_NATIVE, t_root);
         t_plugin_dir = dir;
-        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, "../plugins/.libs", NULL),
+        apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, up, "../plugins/.libs", NULL),
                            APR_FILEPATH_NATIVE, t_root);
         t_bundled_dir = dir;
     }
@@ -62,12 +68,14 @@ int main(int argc, char **argv)
                 return 2;
             }
             CU_basic_run_suite(s);
+            /* Each run resets CUnit's counts: add them up as we go. */
+            failed += CU_get_number_of_failures() + CU_get_number_of_tests_failed();
         }
     }
     else {
         CU_basic_run_tests();
+        failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
     }
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
     CU_cleanup_registry();
     apr_pool_destroy(t_root);
     apr_terminate();

@@ -128,7 +128,7 @@ static void test_load_dir(void)
     static const char *const names[] = {
         "tp_good", "tp_nosym", "tp_badmagic", "tp_future", "tp_initfail", "tp_xdup"
     };
-    apr_pool_t *p;
+    apr_pool_t *p, *rp;
     pp_registry_t *reg;
     char err[4096], *line;
     const char *dir, *junk, *suffix = pp__dso_suffix();
@@ -137,7 +137,8 @@ static void test_load_dir(void)
 
     apr_pool_create(&p, t_root);
     dir = apr_psprintf(p, "%s/pp_test_plugins_%ld", t_os_tmpdir(), t_os_pid());
-    CU_ASSERT_EQUAL_FATAL(apr_dir_make(dir, APR_FPROT_OS_DEFAULT, p), APR_SUCCESS);
+    rv = apr_dir_make(dir, APR_FPROT_OS_DEFAULT, p);    /* may be left by a crashed run */
+    CU_ASSERT_FATAL(rv == APR_SUCCESS || APR_STATUS_IS_EEXIST(rv));
     for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         T_OK(apr_file_copy(plugin(p, names[i]), apr_psprintf(p, "%s/%s%s", dir, names[i], suffix),
                            APR_FPROT_FILE_SOURCE_PERMS, p));
@@ -149,7 +150,9 @@ static void test_load_dir(void)
     T_OK(apr_file_copy(plugin(p, "tp_badmagic"), apr_psprintf(p, "%s/README", dir),
                        APR_FPROT_FILE_SOURCE_PERMS, p));
 
-    CU_ASSERT_EQUAL_FATAL(pp_registry_create(&reg, p), APR_SUCCESS);
+    /* In a pool of its own: Windows deletes no DLL that is still loaded. */
+    apr_pool_create(&rp, p);
+    CU_ASSERT_EQUAL_FATAL(pp_registry_create(&reg, rp), APR_SUCCESS);
     rv = pp_registry_load_dir(reg, dir, err, sizeof(err));
     CU_ASSERT_NOT_EQUAL(rv, APR_SUCCESS);
     /* tp_badmagic comes first in name order. */
@@ -164,9 +167,10 @@ static void test_load_dir(void)
     /* tp_xdup loads after tp_good, so good keeps its type. */
     CU_ASSERT_STRING_EQUAL(pp_registry_owner(reg, pp_registry_find(reg, "good.echo"))->name,
                            "good");
-    CU_ASSERT_EQUAL(pp_registry_load_dir(reg, "/nonexistent/dir", err, sizeof(err)),
-                    APR_ENOENT);
+    CU_ASSERT_TRUE(APR_STATUS_IS_ENOENT(pp_registry_load_dir(reg, "/nonexistent/dir", err,
+                                                             sizeof(err))));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "cannot open plugin folder"));
+    apr_pool_destroy(rp);
     for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         apr_file_remove(apr_psprintf(p, "%s/%s%s", dir, names[i], suffix), p);
     apr_file_remove(apr_psprintf(p, "%s/zz_junk%s", dir, suffix), p);

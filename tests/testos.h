@@ -14,6 +14,9 @@ void t_os_watchdog(unsigned seconds);
 /* Threads of this process, or -1 when the OS will not say. */
 int t_os_thread_count(void);
 
+/* Online CPUs, as the OS counts them (what a default pool sizes itself by). */
+long t_os_cpu_count(void);
+
 /* User + system CPU seconds used by this process so far. */
 double t_os_cpu_seconds(void);
 

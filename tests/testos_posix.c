@@ -29,6 +29,11 @@ int t_os_thread_count(void)
     return n;
 }
 
+long t_os_cpu_count(void)
+{
+    return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 double t_os_cpu_seconds(void)
 {
     struct rusage ru;

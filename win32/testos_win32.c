@@ -44,6 +44,11 @@ int t_os_thread_count(void)
     return n;
 }
 
+long t_os_cpu_count(void)
+{
+    return (long)GetActiveProcessorCount(ALL_PROCESSOR_GROUPS);
+}
+
 static double filetime_seconds(FILETIME t)
 {
     ULARGE_INTEGER u;
