@@ -37,6 +37,7 @@
 #include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
 
+#include <stdarg.h>
 #include <string.h>
 
 enum { STATE_RUNNING, STATE_DRAINING, STATE_CANCELLING };
@@ -103,6 +104,23 @@ static pp__worker_t *pop_idle(pp_pool_t *pool)
         return NULL;
     apr_atomic_inc64(&pool->unparks);
     return pool->idle[--pool->nidle];
+}
+
+static void pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Formats only when someone listens: a silent pool pays one test. */
+static void pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+
+    if (!pool->cfg.on_log)
+        return;
+    va_start(ap, fmt);
+    apr_vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    pool->cfg.on_log(level, msg, pool->cfg.baton);
 }
 
 static void run_entry(pp__worker_t *w, const pp__entry_t *e)
@@ -360,6 +378,7 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
 {
     apr_time_t deadline = timeout > 0 ? apr_time_now() + timeout : 0;
     apr_uint32_t i;
+    pp_stats_t st;
 
     apr_thread_mutex_lock(pool->lock);
     while (pool->live > 0 || pool->join == JOIN_BUSY) {
@@ -370,6 +389,10 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
         apr_interval_time_t left = deadline - apr_time_now();
         if (timeout == 0 || left <= 0) {
             apr_thread_mutex_unlock(pool->lock);
+            pp_pool_stats(pool, &st);
+            pool_log(pool, PP_LOG_WARN, "shutdown timed out after %" APR_TIME_T_FMT " ms: %"
+                     APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " queued",
+                     apr_time_as_msec(timeout), st.running, st.queued);
             return APR_TIMEUP;
         }
         apr_thread_cond_timedwait(pool->exited, pool->lock, left);
@@ -384,6 +407,12 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
         apr_thread_mutex_lock(pool->lock);
         pool->join = JOIN_DONE;
         apr_thread_cond_broadcast(pool->exited);
+        apr_thread_mutex_unlock(pool->lock);
+        pp_pool_stats(pool, &st);
+        pool_log(pool, PP_LOG_INFO, "stopped: %" APR_UINT64_T_FMT " completed, %"
+                 APR_UINT64_T_FMT " failed, %" APR_UINT64_T_FMT " cancelled",
+                 st.completed, st.failed, st.cancelled);
+        return APR_SUCCESS;
     }
     apr_thread_mutex_unlock(pool->lock);
     return APR_SUCCESS;
@@ -417,6 +446,13 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
 
     pp__pool_drop(pool, &dropped);
     pp__queue_destroy(&dropped);
+    if (pool->cfg.on_log) {
+        pp_stats_t st;
+        pp_pool_stats(pool, &st);
+        pool_log(pool, PP_LOG_INFO, "shutdown (%s): %" APR_UINT64_T_FMT " queued, %"
+                 APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " cancelled",
+                 how == PP_DRAIN ? "drain" : "cancel", st.queued, st.running, st.cancelled);
+    }
 
     if (current && current->pool == pool)
         return APR_EINPROGRESS;
@@ -526,9 +562,12 @@ static apr_status_t start_workers(pp_pool_t *pool)
              ? APR_EAGAIN
              : apr_thread_create(&w->thread, attr, worker_main, w, pool->p);
         if (rv != APR_SUCCESS) {
+            char msg[128];
             apr_thread_mutex_lock(pool->lock);
             pool->live--;
             apr_thread_mutex_unlock(pool->lock);
+            pool_log(pool, PP_LOG_ERROR, "cannot start worker %u of %u: %s", i,
+                     pool->cfg.threads, pp_strerror(rv, msg, sizeof(msg)));
             break;
         }
         pool->nstarted++;
@@ -592,6 +631,15 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     rv = start_workers(pool);
     if (rv != APR_SUCCESS)
         goto fail;
+    if (pool->cfg.on_log) {
+        char cap[16] = "unbounded";
+        if (pool->cfg.queue_capacity)
+            apr_snprintf(cap, sizeof(cap), "%u", pool->cfg.queue_capacity);
+        pool_log(pool, PP_LOG_INFO, "started %u worker%s %s-0..%u, park backend %s, stack %"
+                 APR_SIZE_T_FMT " KiB, queue %s", pool->cfg.threads,
+                 pool->cfg.threads == 1 ? "" : "s", pool->cfg.name_prefix,
+                 pool->cfg.threads - 1, pp__park_backend_name(), pool->cfg.stack_size / 1024, cap);
+    }
     *out = pool;
     return APR_SUCCESS;
 

@@ -2,6 +2,12 @@
 #include "testutil.h"
 #include "fault.h"
 
+#include <apr_file_info.h>
+#include <apr_file_io.h>
+#include <apr_strings.h>
+#include <apr_thread_mutex.h>
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,6 +241,119 @@ static void test_many_pools(void)
     CU_ASSERT(t_thread_count_settles(base) <= base);
 }
 
+/* ------------------------------------------------------------ logging */
+
+typedef struct log_rec {
+    apr_thread_mutex_t *lock;
+    char text[4096];
+    apr_size_t len;
+} log_rec;
+
+static void record_log(int level, const char *message, void *baton)
+{
+    log_rec *r = baton;
+
+    apr_thread_mutex_lock(r->lock);
+    r->len += (apr_size_t)apr_snprintf(r->text + r->len, sizeof(r->text) - r->len, "%d %s\n",
+                                       level, message);
+    apr_thread_mutex_unlock(r->lock);
+}
+
+static apr_status_t fail_task(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    (void)ctx;
+    return APR_EGENERAL;
+}
+
+/* One pool's life with a failure, a timed-out shutdown and a cancel; one
+ * worker, so that the ten count tasks stay queued behind the gate. */
+static void eventful_pool(apr_pool_t *p, pp_config_t *cfg)
+{
+    pp_pool_t *pool;
+    t_gate gate = { 0, 0, 0 };
+    volatile apr_uint32_t ran = 0;
+    int i;
+
+    T_OK_FATAL(pp_pool_create(&pool, cfg, p));
+    T_OK(pp_submit(pool, fail_task, NULL));
+    T_OK(pp_submit(pool, t_gate_task, &gate));
+    t_gate_wait_arrived(&gate, 1);
+    for (i = 0; i < 10; i++)
+        T_OK(pp_submit(pool, t_count_task, (void *)&ran));
+    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_msec(20)), APR_TIMEUP);
+    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_CANCEL, 0), APR_TIMEUP);
+    t_gate_open(&gate);
+    T_OK(pp_pool_shutdown(pool, PP_CANCEL, -1));
+    pp_pool_destroy(pool);
+}
+
+/* The pool tells on_log what a service log wants, and without on_log says
+ * nothing at all: not a byte reaches stdout or stderr, whatever happens. */
+static void test_log_and_silence(void)
+{
+    apr_pool_t *p;
+    apr_file_t *out, *err, *saved_out, *saved_err, *sink;
+    apr_finfo_t fi;
+    pp_config_t cfg;
+    pp_pool_t *pool;
+    log_rec rec;
+    const char *path;
+
+    apr_pool_create(&p, t_root);
+    memset(&rec, 0, sizeof(rec));
+    T_OK_FATAL(apr_thread_mutex_create(&rec.lock, APR_THREAD_MUTEX_DEFAULT, p));
+
+    path = apr_psprintf(p, "%s/pp_stdio.%ld", t_os_tmpdir(), t_os_pid());
+    T_OK_FATAL(apr_file_open(&sink, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE | APR_FOPEN_TRUNCATE,
+                             APR_FPROT_OS_DEFAULT, p));
+    T_OK_FATAL(apr_file_open_stdout(&out, p));
+    T_OK_FATAL(apr_file_open_stderr(&err, p));
+    T_OK_FATAL(apr_file_dup(&saved_out, out, p));
+    T_OK_FATAL(apr_file_dup(&saved_err, err, p));
+    fflush(stdout);
+    fflush(stderr);
+    T_OK(apr_file_dup2(out, sink, p));
+    T_OK(apr_file_dup2(err, sink, p));
+
+    pp_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.name_prefix = "silent";
+    eventful_pool(p, &cfg);                          /* no on_log: silence */
+    cfg.threads = 2;
+    pp__fault_arm(PP__FAULT_THREAD_CREATE, 2);
+    CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
+
+    cfg.threads = 1;
+    cfg.name_prefix = "logged";
+    cfg.on_log = record_log;
+    cfg.baton = &rec;
+    eventful_pool(p, &cfg);
+    cfg.threads = 2;
+    pp__fault_arm(PP__FAULT_THREAD_CREATE, 2);
+    CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
+    pp__fault_arm(PP__FAULT_THREAD_CREATE, 0);
+
+    fflush(stdout);
+    fflush(stderr);
+    T_OK(apr_file_dup2(out, saved_out, p));
+    T_OK(apr_file_dup2(err, saved_err, p));
+    apr_file_close(sink);
+    T_OK(apr_stat(&fi, path, APR_FINFO_SIZE, p));
+    CU_ASSERT_EQUAL(fi.size, 0);
+    apr_file_remove(path, p);
+
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 started 1 worker logged-0..0, park backend "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 shutdown (drain): 10 queued, 1 running, 0 cancelled"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "4 shutdown timed out after 20 ms: 1 running, 10 queued"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 shutdown (cancel): 0 queued, 1 running, 10 cancelled"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 stopped: 1 completed, 1 failed, 10 cancelled"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "3 cannot start worker 1 of 2: "));
+    if (!strstr(rec.text, "stopped: 1 completed, 1 failed, 10 cancelled"))
+        fprintf(stderr, "\n    log was:\n%s", rec.text);
+    apr_pool_destroy(p);
+}
+
 void t_register_config(void)
 {
     CU_pSuite s = CU_add_suite("config", NULL, NULL);
@@ -247,4 +366,5 @@ void t_register_config(void)
     CU_add_test(s, "worker k fails to start: unwound", test_partial_start);
     CU_add_test(s, "queue growth failure", test_queue_growth_failure);
     CU_add_test(s, "200 pools created and destroyed", test_many_pools);
+    CU_add_test(s, "on_log messages; silent on stdio without it", test_log_and_silence);
 }

@@ -64,9 +64,19 @@ typedef struct pp_config_t {
     void (*on_task_error)(apr_status_t status, const char *task_name, void *baton);
     /** Receives pp_task_emit() lines; called concurrently from workers. */
     void (*on_output)(const char *line, const char *task_name, void *baton);
-    void        *baton;          /**< passed to both hooks */
+    void        *baton;          /**< passed to every hook */
     apr_uint32_t spin;           /**< polls of its token before a worker parks; 0 = none */
+    /** The pool's own messages (start, shutdown, timeouts, a worker that
+     *  would not start), at a PP_LOG_* level; NULL = silent. The library
+     *  itself never writes to stdout or stderr and installs no signal
+     *  handlers: a service routes these to its own log. */
+    void (*on_log)(int level, const char *message, void *baton);
 } pp_config_t;
+
+/** pp_config_t.on_log levels, as syslog orders them. */
+#define PP_LOG_ERROR 3
+#define PP_LOG_WARN  4
+#define PP_LOG_INFO  6
 
 typedef struct pp_stats_t {
     apr_uint64_t submitted, completed, failed, cancelled; /* task outcomes */

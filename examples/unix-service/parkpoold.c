@@ -1,0 +1,179 @@
+/*
+ * parkpoold: parkpool embedded in a Unix daemon (see svc.h for what it
+ * serves). It runs in the foreground, as systemd and other supervisors
+ * want (parkpoold.service beside this file).
+ *
+ *   parkpoold [-l ADDRESS] [-P DIR] [-j N] [-o FILE] [-t SECONDS] [-s]
+ *   parkpoold --send ADDRESS < lines        (the client)
+ *
+ * Signals belong to the program, never to the library: SIGTERM and SIGINT
+ * stop accepting and drain for at most -t seconds (exit 0 when everything
+ * accepted ran, 1 when the timeout cut it short); SIGHUP reloads the plugin
+ * folder. They are blocked in every thread and taken by a watcher with
+ * sigwait, so what they do runs as ordinary code.
+ */
+#include "svc.h"
+
+#include <apr_general.h>
+#include <apr_getopt.h>
+#include <apr_strings.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+static int use_syslog;
+
+static void log_line(int level, const char *message, void *baton)
+{
+    (void)baton;
+    if (use_syslog) {
+        syslog(level, "%s", message);    /* PP_LOG_* are syslog's levels */
+        return;
+    }
+    /* stderr: what journald and most supervisors collect. */
+    fprintf(stderr, "parkpoold: %s%s\n",
+            level <= PP_LOG_ERROR ? "error: " : level == PP_LOG_WARN ? "warning: " : "",
+            message);
+}
+
+static void *signal_watcher(void *data)
+{
+    svc_t *svc = data;
+    sigset_t set;
+    int sig;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    for (;;) {
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGHUP) {
+            log_line(PP_LOG_INFO, "SIGHUP: reloading plugins", NULL);
+            svc_reload(svc);
+        }
+        else {
+            log_line(PP_LOG_INFO, sig == SIGTERM ? "SIGTERM: draining" : "SIGINT: draining",
+                     NULL);
+            svc_stop(svc);
+        }
+    }
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: parkpoold [-l ADDRESS] [-P DIR] [-j N] [-o FILE] [-t SECONDS] [-s]\n"
+               "       parkpoold --send ADDRESS < lines\n"
+               "  -l, --listen ADDRESS   unix:PATH or tcp:HOST:PORT (default %s)\n"
+               "  -P, --plugin-dir DIR   plugin folder, reloaded on SIGHUP (default %s)\n"
+               "  -j, --jobs N           workers (default: one per CPU)\n"
+               "  -o, --output FILE      append result lines to FILE (default: the log)\n"
+               "  -t, --timeout SECONDS  drain limit on SIGTERM (default 30)\n"
+               "  -s, --syslog           log to syslog (default: stderr)\n",
+            PPD_DEFAULT_LISTEN, PPD_PLUGIN_DIR);
+}
+
+int main(int argc, const char *const *argv)
+{
+    static const apr_getopt_option_t opts[] = {
+        { "listen", 'l', 1, "" }, { "plugin-dir", 'P', 1, "" }, { "jobs", 'j', 1, "" },
+        { "output", 'o', 1, "" }, { "timeout", 't', 1, "" }, { "syslog", 's', 0, "" },
+        { "send", 'S', 1, "" }, { "help", 'h', 0, "" }, { NULL, 0, 0, NULL }
+    };
+    apr_pool_t *p;
+    apr_getopt_t *os;
+    svc_config_t cfg;
+    svc_counts_t counts;
+    svc_t *svc;
+    sigset_t set;
+    pthread_t watcher;
+    const char *optval, *send_to = NULL;
+    long timeout = 30;
+    char *end, msg[256];
+    int opt, rc;
+    apr_status_t rv;
+
+    if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS)
+        return 2;
+    apr_pool_create(&p, NULL);
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.listen = PPD_DEFAULT_LISTEN;
+    cfg.plugin_dir = PPD_PLUGIN_DIR;
+    cfg.log = log_line;
+    apr_getopt_init(&os, p, argc, argv);
+    os->errfn = NULL;
+    while ((rv = apr_getopt_long(os, opts, &opt, &optval)) == APR_SUCCESS) {
+        switch (opt) {
+        case 'l': cfg.listen = optval; break;
+        case 'P': cfg.plugin_dir = optval; break;
+        case 'o': cfg.output = optval; break;
+        case 's': use_syslog = 1; break;
+        case 'S': send_to = optval; break;
+        case 'j':
+            cfg.threads = (apr_uint32_t)strtoul(optval, &end, 10);
+            if (end == optval || *end || cfg.threads < 1 || cfg.threads > 4096) {
+                fprintf(stderr, "parkpoold: -j takes 1 to 4096, not '%s'\n", optval);
+                return 2;
+            }
+            break;
+        case 't':
+            timeout = strtol(optval, &end, 10);
+            if (end == optval || *end || timeout < 0) {
+                fprintf(stderr, "parkpoold: -t takes seconds, not '%s'\n", optval);
+                return 2;
+            }
+            break;
+        default:
+            usage(stdout);
+            return 0;
+        }
+    }
+    if (rv != APR_EOF || os->ind != argc) {
+        usage(stderr);
+        return 2;
+    }
+    if (send_to) {
+        rv = svc_send(send_to, stdin, stdout, p);
+        if (rv != APR_SUCCESS && rv != APR_EGENERAL)
+            fprintf(stderr, "parkpoold: %s: %s\n", send_to, pp_strerror(rv, msg, sizeof(msg)));
+        return rv == APR_SUCCESS ? 0 : 1;
+    }
+
+    if (use_syslog)
+        openlog("parkpoold", LOG_PID, LOG_DAEMON);
+    /* Blocked before any thread exists, so every thread inherits it. */
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);    /* a client that hangs up is an error, not a death */
+
+    rv = svc_create(&svc, &cfg, p);
+    if (rv != APR_SUCCESS)
+        return 2;    /* svc_create logged why */
+    if (pthread_create(&watcher, NULL, signal_watcher, svc) != 0) {
+        log_line(PP_LOG_ERROR, "cannot start the signal watcher", NULL);
+        return 2;
+    }
+    pthread_detach(watcher);
+    log_line(PP_LOG_INFO, "ready", NULL);
+    svc_serve(svc);
+    rv = svc_drain(svc, apr_time_from_sec(timeout), &counts);
+    rc = rv == APR_SUCCESS ? 0 : 1;
+    if (rv != APR_SUCCESS) {
+        /* Tasks that ignore cancellation may still run: leave without
+         * waiting for them (destroying the pool would), the OS ends them. */
+        log_line(PP_LOG_WARN, "exiting with tasks still running", NULL);
+        exit(rc);
+    }
+    apr_pool_destroy(p);
+    apr_terminate();
+    log_line(PP_LOG_INFO, "exit", NULL);
+    return rc;
+}
