@@ -423,12 +423,14 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
 {
     pp__queue_t dropped;
     pp__worker_t *w;
+    int changed;
 
     if (!pool || (how != PP_DRAIN && how != PP_CANCEL))
         return APR_EINVAL;
     memset(&dropped, 0, sizeof(dropped));
 
     apr_thread_mutex_lock(pool->lock);
+    changed = how == PP_CANCEL ? pool->state != STATE_CANCELLING : pool->state == STATE_RUNNING;
     if (how == PP_CANCEL && pool->state != STATE_CANCELLING) {
         apr_atomic_set32(&pool->state, STATE_CANCELLING);
         /* Take the whole ring: dropping happens outside the lock. */
@@ -446,7 +448,7 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
 
     pp__pool_drop(pool, &dropped);
     pp__queue_destroy(&dropped);
-    if (pool->cfg.on_log) {
+    if (changed && pool->cfg.on_log) {    /* once per step, not per call */
         pp_stats_t st;
         pp_pool_stats(pool, &st);
         pool_log(pool, PP_LOG_INFO, "shutdown (%s): %" APR_UINT64_T_FMT " queued, %"

@@ -289,7 +289,8 @@ static void eventful_pool(apr_pool_t *p, pp_config_t *cfg)
 }
 
 /* The pool tells on_log what a service log wants, and without on_log says
- * nothing at all: not a byte reaches stdout or stderr, whatever happens. */
+ * nothing at all: not a byte reaches stdout or stderr, whatever happens;
+ * and it touches no signal disposition. */
 static void test_log_and_silence(void)
 {
     apr_pool_t *p;
@@ -299,6 +300,7 @@ static void test_log_and_silence(void)
     pp_pool_t *pool;
     log_rec rec;
     const char *path;
+    unsigned long signals = t_os_signal_fingerprint();
 
     apr_pool_create(&p, t_root);
     memset(&rec, 0, sizeof(rec));
@@ -342,6 +344,8 @@ static void test_log_and_silence(void)
     T_OK(apr_stat(&fi, path, APR_FINFO_SIZE, p));
     CU_ASSERT_EQUAL(fi.size, 0);
     apr_file_remove(path, p);
+    /* A library inside a service leaves the signals to the service. */
+    CU_ASSERT_EQUAL(t_os_signal_fingerprint(), signals);
 
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 started 1 worker logged-0..0, park backend "));
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 shutdown (drain): 10 queued, 1 running, 0 cancelled"));

@@ -31,6 +31,10 @@ apr_size_t t_os_stack_size(void);
  * least its 1 MiB granule or the program's default). */
 int t_os_stack_fits(apr_size_t got, apr_size_t asked);
 
+/* A digest of this process's signal dispositions: equal before and after
+ * means nobody installed or removed a handler in between. */
+unsigned long t_os_signal_fingerprint(void);
+
 /* Name of this process's temporary folder (TMPDIR or the OS's), no trailing separator. */
 const char *t_os_tmpdir(void);
 

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -74,6 +75,20 @@ int t_os_stack_fits(apr_size_t got, apr_size_t asked)
 {
     /* glibc reports the size asked for, plus at most a guard page. */
     return got >= asked && got <= asked + 64 * 1024;
+}
+
+unsigned long t_os_signal_fingerprint(void)
+{
+    unsigned long h = 5381;
+    struct sigaction sa;
+    int sig;
+
+    for (sig = 1; sig < 32; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0)
+            continue;
+        h = h * 33 + (unsigned long)(apr_uintptr_t)sa.sa_handler + (unsigned long)sa.sa_flags;
+    }
+    return h;
 }
 
 const char *t_os_tmpdir(void)

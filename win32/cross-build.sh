@@ -14,8 +14,9 @@
 # 4. configures parkpool with --host=x86_64-w64-mingw32 (win32 park
 #    backend), builds the DLL, the static library, parkpool.exe, the
 #    bundled plugins as DLLs, the test plugins and pp_test.exe,
-# 5. runs pp_test.exe (every suite) and tests/cli.sh under wine and fails
-#    unless every test passed.
+# 5. runs pp_test.exe (every suite), tests/cli.sh and win32/service/test.sh
+#    (the service example under wine's service manager) under wine, and
+#    fails unless every test passed.
 #
 # Extra configure flags for parkpool: PP_CONFIGURE_FLAGS.
 set -eu
@@ -176,9 +177,9 @@ PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" "$top/configure" -q --host=$host \
 make -s -j"$jobs" >/dev/null
 make -s -j"$jobs" check TESTS= >/dev/null
 make -s install >/dev/null
-for f in .libs/libparkpool-0.dll .libs/libparkpool.a .libs/libparkpool.dll.a parkpool.exe \
+for f in .libs/libparkpool-1.dll .libs/libparkpool.a .libs/libparkpool.dll.a parkpool.exe \
          plugins/.libs/hash.dll plugins/.libs/exec.dll plugins/.libs/demo.dll \
-         tests/.libs/pp_test.exe tests/plugins/.libs/tp_good.dll; do
+         tests/.libs/pp_test.exe tests/plugins/.libs/tp_good.dll win32/service/.libs/ppservice.exe; do
     [ -f "$f" ] || { echo "win32: $f was not built" >&2; exit 1; }
 done
 
@@ -203,4 +204,9 @@ say "tests/cli.sh against parkpool.exe under wine"
 PP_CLI=.libs/parkpool.exe PP_WRAP=wine PP_WINDOWS=1 sh "$top/tests/cli.sh" > cli.log 2>&1 || {
     cat cli.log >&2; echo "win32: CLI tests failed under wine" >&2; exit 1; }
 grep -v '^PASS' cli.log
+
+say "win32/service/test.sh: the service under wine's service manager"
+sh "$top/win32/service/test.sh" "$work/parkpool" "$prefix" > service.log 2>&1 || {
+    cat service.log >&2; echo "win32: service tests failed under wine" >&2; exit 1; }
+grep -v '^PASS' service.log
 say "all Windows tests passed"

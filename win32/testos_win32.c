@@ -6,6 +6,7 @@
 #include <windows.h>
 #include <tlhelp32.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -101,6 +102,21 @@ int t_os_stack_fits(apr_size_t got, apr_size_t asked)
      * Windows reserves that rounded up to 1 MiB, or the program's default
      * reservation when that is larger: at least what was asked. */
     return got >= asked && got <= (asked + (1u << 20)) + 8u * (1u << 20);
+}
+
+unsigned long t_os_signal_fingerprint(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGABRT, SIGSEGV, SIGFPE, SIGILL, SIGBREAK };
+    unsigned long h = 5381;
+    size_t i;
+
+    /* The C runtime can only be asked by setting: set, read, put back. */
+    for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        void (*prev)(int) = signal(sigs[i], SIG_DFL);
+        signal(sigs[i], prev);
+        h = h * 33 + (unsigned long)(apr_uintptr_t)prev;
+    }
+    return h;
 }
 
 const char *t_os_tmpdir(void)

@@ -252,7 +252,7 @@ static void accept_client(svc_t *svc)
 static void handle_line(svc_t *svc, client *c, char *line)
 {
     char *end = line + strlen(line), *type, *arg, msg[256];
-    const pp_task_type_t *near;
+    const pp_task_type_t *similar;
     apr_status_t rv;
 
     while (end > line && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
@@ -278,8 +278,8 @@ static void handle_line(svc_t *svc, client *c, char *line)
     svc->refused++;
     if (rv != PP_ENOTYPE)
         reply(c, "error: %s %s: %s", type, arg, pp_strerror(rv, msg, sizeof(msg)));
-    else if ((near = pp_registry_suggest(svc->reg, type)) != NULL)
-        reply(c, "error: unknown task type '%s' (did you mean '%s'?)", type, near->name);
+    else if ((similar = pp_registry_suggest(svc->reg, type)) != NULL)
+        reply(c, "error: unknown task type '%s' (did you mean '%s'?)", type, similar->name);
     else
         reply(c, "error: unknown task type '%s'", type);
 }
