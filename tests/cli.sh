@@ -6,6 +6,7 @@
 set -u
 ppbin="${PP_CLI:-${top_builddir:-.}/parkpool}"
 windows="${PP_WINDOWS:-0}"
+if [ "$windows" = 1 ]; then dso=.dll sep=';'; else dso=.so sep=:; fi
 pp() { ${PP_WRAP:-} "$ppbin" "$@"; }
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
@@ -38,6 +39,12 @@ pp run -j 4 -k -f "$work/jobs" > "$work/got.k" 2>/dev/null
 if cmp -s "$work/got.k" "$work/want"; then ok "-k keeps input order"; else bad "-k output not in input order"; fi
 pp run -j 3 hash.md5 $(head -n 50 "$work/list") > "$work/md5" 2>/dev/null
 if [ "$(sort "$work/md5")" = "$(head -n 50 "$work/list" | xargs md5sum | sort)" ]; then ok "hash.md5 from the command line = md5sum"; else bad "hash.md5 differs from md5sum"; fi
+
+# --- PARKPOOL_PLUGIN_PATH: a list in the OS's own form (';' on Windows)
+mkdir "$work/extra"
+cp "${top_builddir:-.}/tests/plugins/.libs/tp_good$dso" "$work/extra/"
+check "PARKPOOL_PLUGIN_PATH list" \
+    "$(PARKPOOL_PLUGIN_PATH="$work/none$sep$work/extra" pp run good.echo listed 2>/dev/null | tr -d '\r')" listed
 
 # --- options may follow the tasks; "--" ends them
 check "options after tasks" "$(pp run demo.echo a b -k -j 2 2>/dev/null | tr '\n' ' ')" "a b "
