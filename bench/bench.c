@@ -1,66 +1,104 @@
 /*
- * pp_bench: dispatch cost, wake latency and idle cost of parkpool.
+ * pp_bench: parkpool beside its peers, the same workloads in one run.
  *
  *   W1  1 producer submits 1,000,000 tasks that each do one atomic add;
  *       ns per task, from the first submit until all are done
  *   W2  4 producers x 250,000 tasks, likewise
  *   W3  ping-pong: submit one task and wait for it, 100,000 rounds;
  *       median and p99 round trip in microseconds
- *   W4  CPU seconds the process uses while a pool sits idle for 2 s
+ *   W4  CPU seconds the process uses while a 4-worker pool sits idle 2 s
+ *   W5  2,000 bursts of 64 tasks of ~2 us CPU each, a burst waited for,
+ *       then 200 us of sleep; wall and CPU milliseconds
+ *   W6  nested fan-out: a binary tree of 262,143 tasks, each submitting
+ *       its two children from inside the pool; ns per task
  *
- * for 2 and 4 workers. Each figure is the median of --reps runs (default
- * 5). --quick divides the counts by 20 for a smoke run. Speed is reported,
- * never asserted: these machines are shared and noisy.
+ * for 2 and 4 workers, against APR-util's apr_thread_pool, GLib's
+ * GThreadPool (exclusive, N threads) and libuv's uv_queue_work
+ * (UV_THREADPOOL_SIZE=N) when configure found them, and two limits written
+ * here: a spinning single-producer/single-consumer hand-off (the least a
+ * dispatch can cost) and a raw futex ping-pong between two threads (the
+ * least a park/unpark round trip can cost).
  *
- * Pools are driven through one small adapter (create, submit, destroy)
- * and the same task: one atomic add, then a completion count that the
- * waiting thread sleeps on with a futex. Every pool pays the same for its
+ * Every figure is the median of --reps runs (default 5). Each run is a
+ * child process of its own: no pool's threads or caches linger into the
+ * next run, libuv's process-wide pool size can differ per run, and a run
+ * that exceeds --timeout seconds is killed and shown as "hang", never
+ * waited on. --quick divides the counts by 20 for a smoke run. The table
+ * goes to stdout, and as results.csv, results.json and plot.dat (for
+ * bench/plot.gp, `make bench-plot`) into --out DIR. Speed is reported,
+ * never asserted: these machines are shared and noisy; judge the ratios
+ * of one run, not absolute figures across runs.
+ *
+ * Pools are driven through one small adapter (create, submit, destroy) and
+ * the same tasks, which end by counting themselves done on a word that the
+ * waiting thread sleeps on with a futex: every pool pays the same for its
  * tasks and for being waited on, so only dispatch and wake-up differ.
- * Peers: APR-util's apr_thread_pool, and GLib's GThreadPool (exclusive, N
- * threads) when configure found GLib. libuv's uv_queue_work is not here
- * yet: it may only be called from its loop's thread, and its pool size is
- * fixed per process.
  */
 #include "config.h"
 #include "parkpool/parkpool.h"
 
 #include <apr_atomic.h>
-#include <apr_thread_pool.h>
 #include <apr_general.h>
+#include <apr_thread_pool.h>
 #include <apr_thread_proc.h>
 #include <apr_time.h>
 
+#include <errno.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef HAVE_GLIB
 #include <glib.h>
 #endif
+#ifdef HAVE_LIBUV
+#include <uv.h>
+#endif
+
+#define HANG (-1.0)      /* a run killed by the timeout */
+#define NA   (-2.0)      /* not measured for this row */
 
 typedef struct adapter {
     const char *name;
-    void *(*create)(unsigned workers, apr_pool_t *p);
-    void (*submit)(void *pool);    /* queue one bench_task() */
+    void *(*create)(unsigned workers);
+    void (*submit)(void *pool, void *arg);    /* queue one task_fn(arg) */
     void (*destroy)(void *pool);
 } adapter;
 
-/* ------------------------------------------------------------ the task */
+/* ------------------------------------------------------------ the tasks */
 
-static volatile apr_uint32_t counter;     /* the task's work */
-static volatile apr_uint32_t completed;   /* tasks finished, futex word */
-static volatile apr_uint32_t waiting;     /* a waiter may sleep on completed */
+static void (*task_fn)(void *arg);         /* what every adapter's task runs */
+static const adapter *cur_adapter;         /* for nested submits (W6) */
+static void *cur_pool;
+static volatile apr_uint32_t counter;      /* W1/W2's work */
+static volatile apr_uint32_t completed;    /* tasks finished, futex word */
+static volatile apr_uint32_t waiting;      /* a waiter may sleep on completed */
+static apr_pool_t *root;
 
-static void bench_task(void)
+static void futex_wake(volatile apr_uint32_t *word)
 {
-    apr_atomic_inc32(&counter);
+    syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void futex_wait(volatile apr_uint32_t *word, apr_uint32_t val)
+{
+    syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void complete(void)
+{
     apr_atomic_inc32(&completed);
     if (apr_atomic_read32(&waiting))
-        syscall(SYS_futex, &completed, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+        futex_wake(&completed);
 }
 
 /* Sleep until `target` tasks have completed since the last reset. */
@@ -70,104 +108,9 @@ static void wait_completed(apr_uint32_t target)
 
     apr_atomic_set32(&waiting, 1);
     while ((v = apr_atomic_read32(&completed)) < target)
-        syscall(SYS_futex, &completed, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+        futex_wait(&completed, v);
     apr_atomic_set32(&waiting, 0);
 }
-
-/* ------------------------------------------------------------ parkpool */
-
-static apr_status_t pp_task(void *arg, pp_task_ctx_t *ctx)
-{
-    (void)arg;
-    (void)ctx;
-    bench_task();
-    return APR_SUCCESS;
-}
-
-static void *pp_create(unsigned workers, apr_pool_t *parent)
-{
-    pp_pool_t *pool;
-    pp_config_t cfg;
-
-    pp_config_init(&cfg);
-    cfg.threads = workers;
-    return pp_pool_create(&pool, &cfg, parent) == APR_SUCCESS ? pool : NULL;
-}
-
-static void pp_submit1(void *pool)
-{
-    pp_submit(pool, pp_task, NULL);
-}
-
-static void pp_destroy1(void *pool)
-{
-    pp_pool_destroy(pool);
-}
-
-/* ------------------------------------------------------------ apr_thread_pool */
-
-static void *APR_THREAD_FUNC atp_task(apr_thread_t *t, void *arg)
-{
-    (void)t;
-    (void)arg;
-    bench_task();
-    return NULL;
-}
-
-static void *atp_create(unsigned workers, apr_pool_t *parent)
-{
-    apr_thread_pool_t *tp;
-
-    return apr_thread_pool_create(&tp, workers, workers, parent) == APR_SUCCESS ? tp : NULL;
-}
-
-static void atp_submit(void *pool)
-{
-    apr_thread_pool_push(pool, atp_task, NULL, APR_THREAD_TASK_PRIORITY_NORMAL, NULL);
-}
-
-static void atp_destroy(void *pool)
-{
-    apr_thread_pool_destroy(pool);
-}
-
-/* ------------------------------------------------------------ GLib */
-
-#ifdef HAVE_GLIB
-static void glib_task(gpointer data, gpointer user)
-{
-    (void)data;
-    (void)user;
-    bench_task();
-}
-
-static void *glib_create(unsigned workers, apr_pool_t *parent)
-{
-    (void)parent;
-    return g_thread_pool_new(glib_task, NULL, (gint)workers, TRUE, NULL);
-}
-
-static void glib_submit(void *pool)
-{
-    g_thread_pool_push(pool, GINT_TO_POINTER(1), NULL);    /* NULL data is refused */
-}
-
-static void glib_destroy(void *pool)
-{
-    g_thread_pool_free(pool, FALSE, TRUE);
-}
-#endif
-
-static const adapter adapters[] = {
-    { "parkpool", pp_create, pp_submit1, pp_destroy1 },
-    { "apr_tp", atp_create, atp_submit, atp_destroy },
-#ifdef HAVE_GLIB
-    { "glib", glib_create, glib_submit, glib_destroy },
-#endif
-};
-#define NADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
-
-/* ------------------------------------------------------------ helpers */
 
 static double now_s(void)
 {
@@ -186,17 +129,267 @@ static double cpu_s(void)
            + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-static int cmp_double(const void *a, const void *b)
+static void task_add(void *arg)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    (void)arg;
+    apr_atomic_inc32(&counter);
+    complete();
 }
 
-static double median(double *v, int n)
+static void task_spin(void *arg)
 {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    double end = now_s() + 2e-6;
+
+    (void)arg;
+    while (now_s() < end)
+        ;
+    complete();
 }
+
+#define TREE_DEPTH 18    /* 2^18 - 1 = 262,143 tasks */
+static unsigned tree_depth = TREE_DEPTH;
+
+static void task_tree(void *arg)
+{
+    apr_uintptr_t level = (apr_uintptr_t)arg;
+
+    if (level + 1 < tree_depth) {
+        cur_adapter->submit(cur_pool, (void *)(level + 1));
+        cur_adapter->submit(cur_pool, (void *)(level + 1));
+    }
+    complete();
+}
+
+/* ------------------------------------------------------------ parkpool */
+
+static apr_status_t pp_task(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)ctx;
+    task_fn(arg);
+    return APR_SUCCESS;
+}
+
+static void *pp_create(unsigned workers)
+{
+    pp_pool_t *pool;
+    pp_config_t cfg;
+
+    pp_config_init(&cfg);
+    cfg.threads = workers;
+    return pp_pool_create(&pool, &cfg, root) == APR_SUCCESS ? pool : NULL;
+}
+
+static void pp_submit1(void *pool, void *arg)
+{
+    pp_submit(pool, pp_task, arg);
+}
+
+static void pp_destroy1(void *pool)
+{
+    pp_pool_destroy(pool);
+}
+
+/* ------------------------------------------------------------ apr_thread_pool */
+
+static void *APR_THREAD_FUNC atp_task(apr_thread_t *t, void *arg)
+{
+    (void)t;
+    task_fn(arg);
+    return NULL;
+}
+
+static void *atp_create(unsigned workers)
+{
+    apr_thread_pool_t *tp;
+
+    return apr_thread_pool_create(&tp, workers, workers, root) == APR_SUCCESS ? tp : NULL;
+}
+
+static void atp_submit(void *pool, void *arg)
+{
+    apr_thread_pool_push(pool, atp_task, arg, APR_THREAD_TASK_PRIORITY_NORMAL, NULL);
+}
+
+static void atp_destroy(void *pool)
+{
+    apr_thread_pool_destroy(pool);
+}
+
+/* ------------------------------------------------------------ GLib */
+
+#ifdef HAVE_GLIB
+/* GLib refuses NULL data: arguments travel one up. */
+static void glib_task(gpointer data, gpointer user)
+{
+    (void)user;
+    task_fn((void *)((apr_uintptr_t)data - 1));
+}
+
+static void *glib_create(unsigned workers)
+{
+    return g_thread_pool_new(glib_task, NULL, (gint)workers, TRUE, NULL);
+}
+
+static void glib_submit(void *pool, void *arg)
+{
+    g_thread_pool_push(pool, (gpointer)((apr_uintptr_t)arg + 1), NULL);
+}
+
+static void glib_destroy(void *pool)
+{
+    g_thread_pool_free(pool, FALSE, TRUE);
+}
+#endif
+
+/* ------------------------------------------------------------ libuv */
+
+#ifdef HAVE_LIBUV
+/*
+ * uv_queue_work may only be called on its loop's thread. Submitters hand
+ * arguments to that thread through a mutex-guarded vector and
+ * uv_async_send (which coalesces); the loop queues each as work. This
+ * hand-off is what any program with producers outside the loop pays.
+ */
+typedef struct uvp_item {
+    uv_work_t req;
+    void *arg;
+    struct uvp_item *next;
+} uvp_item;
+
+typedef struct uvp_pool {
+    uv_loop_t loop;
+    uv_async_t async, stop;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    void **in, **out;          /* guarded by lock: in; the loop's: out */
+    size_t n, cap;
+    uvp_item *free_items;       /* the loop's */
+} uvp_pool;
+
+static void uvp_work(uv_work_t *req)
+{
+    task_fn(((uvp_item *)req)->arg);
+}
+
+static void uvp_after(uv_work_t *req, int status)
+{
+    uvp_item *it = (uvp_item *)req;
+    uvp_pool *u = req->loop->data;
+
+    (void)status;
+    it->next = u->free_items;
+    u->free_items = it;
+}
+
+static void uvp_async(uv_async_t *h)
+{
+    uvp_pool *u = h->data;
+    void **batch;
+    size_t n, i;
+
+    pthread_mutex_lock(&u->lock);
+    batch = u->in;
+    n = u->n;
+    u->in = u->out;
+    u->out = batch;
+    u->n = 0;
+    pthread_mutex_unlock(&u->lock);
+    for (i = 0; i < n; i++) {
+        uvp_item *it = u->free_items;
+        if (it)
+            u->free_items = it->next;
+        else if (!(it = malloc(sizeof(*it))))
+            abort();
+        it->arg = batch[i];
+        uv_queue_work(&u->loop, &it->req, uvp_work, uvp_after);
+    }
+}
+
+static void uvp_stop(uv_async_t *h)
+{
+    uvp_pool *u = h->data;
+
+    uv_close((uv_handle_t *)&u->async, NULL);
+    uv_close((uv_handle_t *)&u->stop, NULL);
+}
+
+static void *uvp_loop(void *data)
+{
+    uvp_pool *u = data;
+
+    uv_run(&u->loop, UV_RUN_DEFAULT);
+    return NULL;
+}
+
+static void *uvp_create(unsigned workers)
+{
+    uvp_pool *u = calloc(1, sizeof(*u));
+    char n[16];
+
+    if (!u)
+        return NULL;
+    /* Read once per process, at the first uv_queue_work: each run is a
+     * process of its own, so each gets its own size. */
+    snprintf(n, sizeof(n), "%u", workers);
+    setenv("UV_THREADPOOL_SIZE", n, 1);
+    u->cap = 1 << 16;
+    u->in = malloc(u->cap * sizeof(void *));
+    u->out = malloc(u->cap * sizeof(void *));
+    pthread_mutex_init(&u->lock, NULL);
+    uv_loop_init(&u->loop);
+    u->loop.data = u;
+    u->async.data = u->stop.data = u;
+    uv_async_init(&u->loop, &u->async, uvp_async);
+    uv_async_init(&u->loop, &u->stop, uvp_stop);
+    pthread_create(&u->thread, NULL, uvp_loop, u);
+    return u;
+}
+
+static void uvp_submit(void *pool, void *arg)
+{
+    uvp_pool *u = pool;
+
+    pthread_mutex_lock(&u->lock);
+    if (u->n == u->cap) {
+        /* Both vectors grow together: the loop swaps them. */
+        u->cap *= 2;
+        if (!(u->in = realloc(u->in, u->cap * sizeof(void *))))
+            abort();
+    }
+    u->in[u->n++] = arg;
+    pthread_mutex_unlock(&u->lock);
+    uv_async_send(&u->async);
+}
+
+static void uvp_destroy(void *pool)
+{
+    uvp_pool *u = pool;
+
+    uv_async_send(&u->stop);
+    pthread_join(u->thread, NULL);
+    uv_loop_close(&u->loop);
+    while (u->free_items) {
+        uvp_item *it = u->free_items;
+        u->free_items = it->next;
+        free(it);
+    }
+    free(u->in);
+    free(u->out);
+    free(u);
+}
+#endif
+
+static const adapter adapters[] = {
+    { "parkpool", pp_create, pp_submit1, pp_destroy1 },
+    { "apr_tp", atp_create, atp_submit, atp_destroy },
+#ifdef HAVE_GLIB
+    { "glib", glib_create, glib_submit, glib_destroy },
+#endif
+#ifdef HAVE_LIBUV
+    { "libuv", uvp_create, uvp_submit, uvp_destroy },
+#endif
+};
+#define NADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
 
 /* ------------------------------------------------------------ workloads */
 
@@ -213,24 +406,30 @@ static void *APR_THREAD_FUNC produce(apr_thread_t *t, void *data)
 
     (void)t;
     for (i = 0; i < pr->n; i++)
-        pr->a->submit(pr->pool);
+        pr->a->submit(pr->pool, NULL);
     return NULL;
 }
 
-/* W1 (producers = 1) and W2: ns per task, until all are done. */
-static double run_throughput(const adapter *a, unsigned workers, unsigned producers,
-                             unsigned total, apr_pool_t *p)
+static void start(const adapter *a, void *pool, void (*fn)(void *))
 {
-    void *pool = a->create(workers, p);
-    apr_thread_t *th[16];
-    producer pr;
-    double t0, dt;
-    unsigned i;
-
-    if (!pool)
-        return -1;
+    task_fn = fn;
+    cur_adapter = a;
+    cur_pool = pool;
     apr_atomic_set32(&counter, 0);
     apr_atomic_set32(&completed, 0);
+}
+
+/* W1 (producers = 1) and W2: ns per task, until all are done. */
+static void w_throughput(const adapter *a, unsigned workers, unsigned producers,
+                         unsigned total, double out[2])
+{
+    void *pool = a->create(workers);
+    apr_thread_t *th[16];
+    producer pr;
+    double t0;
+    unsigned i;
+
+    start(a, pool, task_add);
     pr.a = a;
     pr.pool = pool;
     pr.n = total / producers;
@@ -240,39 +439,36 @@ static double run_throughput(const adapter *a, unsigned workers, unsigned produc
     }
     else {
         for (i = 0; i < producers; i++)
-            apr_thread_create(&th[i], NULL, produce, &pr, p);
+            apr_thread_create(&th[i], NULL, produce, &pr, root);
         for (i = 0; i < producers; i++) {
             apr_status_t rv;
             apr_thread_join(&rv, th[i]);
         }
     }
     wait_completed(pr.n * producers);
-    dt = now_s() - t0;
+    out[0] = (now_s() - t0) * 1e9 / (pr.n * producers);
     if (apr_atomic_read32(&counter) != pr.n * producers)
-        fprintf(stderr, "pp_bench: %s lost tasks\n", a->name);
+        out[0] = NA;    /* lost tasks: no figure */
     a->destroy(pool);
-    return dt * 1e9 / (pr.n * producers);
 }
 
-/* W3: round trips in microseconds; median and p99 in out[0], out[1]. */
-static void run_pingpong(const adapter *a, unsigned workers, unsigned rounds,
-                         apr_pool_t *p, double out[2])
+static int cmp_double(const void *x, const void *y)
 {
-    void *pool = a->create(workers, p);
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* W3: round trips in microseconds, median and p99. */
+static void w_pingpong(const adapter *a, unsigned workers, unsigned rounds, double out[2])
+{
+    void *pool = a->create(workers);
     double *lat = malloc(rounds * sizeof(*lat));
     unsigned i;
 
-    out[0] = out[1] = -1;
-    if (!pool || !lat) {
-        free(lat);
-        if (pool)
-            a->destroy(pool);
-        return;
-    }
-    apr_atomic_set32(&completed, 0);
+    start(a, pool, task_add);
     for (i = 0; i < rounds; i++) {
         double t0 = now_s();
-        a->submit(pool);
+        a->submit(pool, NULL);
         wait_completed(i + 1);
         lat[i] = (now_s() - t0) * 1e6;
     }
@@ -283,112 +479,497 @@ static void run_pingpong(const adapter *a, unsigned workers, unsigned rounds,
     a->destroy(pool);
 }
 
-/* W4: CPU seconds over an idle interval (after one warm-up burst). */
-static double run_idle(const adapter *a, unsigned workers, double seconds, apr_pool_t *p)
+/* W4: CPU seconds over an idle interval, after one warm-up burst. */
+static void w_idle(const adapter *a, unsigned workers, double seconds, double out[2])
 {
-    void *pool = a->create(workers, p);
-    double c0, used;
+    void *pool = a->create(workers);
+    double c0;
     unsigned i;
 
-    if (!pool)
-        return -1;
-    apr_atomic_set32(&completed, 0);
+    start(a, pool, task_add);
     for (i = 0; i < 1000; i++)
-        a->submit(pool);
+        a->submit(pool, NULL);
     wait_completed(1000);
     apr_sleep(apr_time_from_msec(50));
     c0 = cpu_s();
     apr_sleep((apr_interval_time_t)(seconds * APR_USEC_PER_SEC));
-    used = cpu_s() - c0;
+    out[0] = cpu_s() - c0;
     a->destroy(pool);
-    return used;
 }
 
-/* ------------------------------------------------------------ main */
+/* W5: bursts; wall and CPU milliseconds for all of them. */
+static void w_bursts(const adapter *a, unsigned workers, unsigned bursts, double out[2])
+{
+    void *pool = a->create(workers);
+    double t0, c0;
+    unsigned b, i;
+
+    start(a, pool, task_spin);
+    t0 = now_s();
+    c0 = cpu_s();
+    for (b = 0; b < bursts; b++) {
+        for (i = 0; i < 64; i++)
+            a->submit(pool, NULL);
+        wait_completed((b + 1) * 64);
+        apr_sleep(200);
+    }
+    out[0] = (now_s() - t0) * 1e3;
+    out[1] = (cpu_s() - c0) * 1e3;
+    a->destroy(pool);
+}
+
+/* W6: nested fan-out, ns per task. */
+static void w_tree(const adapter *a, unsigned workers, double out[2])
+{
+    void *pool = a->create(workers);
+    apr_uint32_t total = (1u << tree_depth) - 1;
+    double t0;
+
+    start(a, pool, task_tree);
+    t0 = now_s();
+    a->submit(pool, (void *)(apr_uintptr_t)0);
+    wait_completed(total);
+    out[0] = (now_s() - t0) * 1e9 / total;
+    a->destroy(pool);
+}
+
+/* ------------------------------------------------------------ the limits */
+
+#define SPSC_SIZE 1024
+static void *volatile spsc_ring[SPSC_SIZE];
+static volatile apr_uint32_t spsc_head, spsc_tail, spsc_total;
+
+static void *spsc_consumer(void *data)
+{
+    apr_uint32_t n = 0;
+
+    (void)data;
+    while (n < spsc_total) {
+        apr_uint32_t tail = __atomic_load_n(&spsc_tail, __ATOMIC_ACQUIRE);
+        while (spsc_head != tail) {
+            task_fn(spsc_ring[spsc_head % SPSC_SIZE]);
+            __atomic_store_n(&spsc_head, spsc_head + 1, __ATOMIC_RELEASE);
+            n++;
+        }
+    }
+    return NULL;
+}
+
+/* A spinning single-producer/single-consumer ring: what a dispatch costs
+ * with no lock, no sleep and no wake-up at all. */
+static void limit_spsc(unsigned total, double out[2])
+{
+    pthread_t t;
+    double t0;
+    unsigned i;
+
+    start(NULL, NULL, task_add);
+    spsc_total = total;
+    spsc_head = spsc_tail = 0;
+    pthread_create(&t, NULL, spsc_consumer, NULL);
+    t0 = now_s();
+    for (i = 0; i < total; i++) {
+        while (spsc_tail - __atomic_load_n(&spsc_head, __ATOMIC_ACQUIRE) == SPSC_SIZE)
+            ;
+        spsc_ring[spsc_tail % SPSC_SIZE] = NULL;
+        __atomic_store_n(&spsc_tail, spsc_tail + 1, __ATOMIC_RELEASE);
+    }
+    wait_completed(total);
+    out[0] = (now_s() - t0) * 1e9 / total;
+    pthread_join(t, NULL);
+}
+
+static volatile apr_uint32_t ping, pong;
+
+static void *futex_ponger(void *data)
+{
+    unsigned rounds = *(unsigned *)data, i;
+
+    for (i = 1; i <= rounds; i++) {
+        while (__atomic_load_n(&ping, __ATOMIC_ACQUIRE) < i)
+            futex_wait(&ping, i - 1);
+        __atomic_store_n(&pong, i, __ATOMIC_RELEASE);
+        futex_wake(&pong);
+    }
+    return NULL;
+}
+
+/* Two threads that sleep on futexes and wake each other: what one park
+ * and unpark round trip costs with nothing else around it. */
+static void limit_futex(unsigned rounds, double out[2])
+{
+    double *lat = malloc(rounds * sizeof(*lat));
+    pthread_t t;
+    unsigned i;
+
+    ping = pong = 0;
+    pthread_create(&t, NULL, futex_ponger, &rounds);
+    for (i = 1; i <= rounds; i++) {
+        double t0 = now_s();
+        __atomic_store_n(&ping, i, __ATOMIC_RELEASE);
+        futex_wake(&ping);
+        while (__atomic_load_n(&pong, __ATOMIC_ACQUIRE) < i)
+            futex_wait(&pong, i - 1);
+        lat[i - 1] = (now_s() - t0) * 1e6;
+    }
+    pthread_join(t, NULL);
+    qsort(lat, rounds, sizeof(*lat), cmp_double);
+    out[0] = lat[rounds / 2];
+    out[1] = lat[(unsigned)(rounds * 0.99)];
+    free(lat);
+}
+
+/* ------------------------------------------------------------ runs */
+
+enum { W1, W2, W3, W4, W5, W6, NWORK };
+#define NCOLS 8
+static const char *const col_name[NCOLS] = {
+    "W1 ns/task", "W2 ns/task", "W3 med us", "W3 p99 us", "W4 cpu s",
+    "W5 wall ms", "W5 cpu ms", "W6 ns/task"
+};
+static const char *const col_key[NCOLS] = {
+    "w1_ns_per_task", "w2_ns_per_task", "w3_median_us", "w3_p99_us", "w4_cpu_s",
+    "w5_wall_ms", "w5_cpu_ms", "w6_ns_per_task"
+};
+static const int col_work[NCOLS] = { W1, W2, W3, W3, W4, W5, W5, W6 };
+static const int col_part[NCOLS] = { 0, 0, 0, 1, 0, 0, 1, 0 };
+static const int col_digits[NCOLS] = { 1, 1, 2, 2, 3, 1, 1, 1 };
+
+typedef struct params {
+    unsigned div, reps;
+    double idle_s, timeout_s;
+} params;
+
+/* Runs one workload in a child process; HANG if it outlives the timeout. */
+static void run_child(const adapter *a, int work, int limit, unsigned workers,
+                      const params *pr, double out[2])
+{
+    int fd[2], status;
+    pid_t pid;
+    double got[2] = { NA, NA };
+    struct pollfd pfd;
+    ssize_t n = 0;
+
+    out[0] = out[1] = NA;
+    if (pipe(fd) != 0)
+        return;
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        apr_pool_create(&root, NULL);
+        if (limit)
+            (work == W1 ? limit_spsc(1000000 / pr->div, got) : limit_futex(100000 / pr->div, got));
+        else if (work == W1)
+            w_throughput(a, workers, 1, 1000000 / pr->div, got);
+        else if (work == W2)
+            w_throughput(a, workers, 4, 1000000 / pr->div, got);
+        else if (work == W3)
+            w_pingpong(a, workers, 100000 / pr->div, got);
+        else if (work == W4)
+            w_idle(a, 4, pr->idle_s, got);
+        else if (work == W5)
+            w_bursts(a, workers, 2000 / pr->div, got);
+        else
+            w_tree(a, workers, got);
+        if (write(fd[1], got, sizeof(got)) != (ssize_t)sizeof(got))
+            _exit(1);
+        _exit(0);
+    }
+    close(fd[1]);
+    pfd.fd = fd[0];
+    pfd.events = POLLIN;
+    if (poll(&pfd, 1, (int)(pr->timeout_s * 1000)) == 1)
+        n = read(fd[0], got, sizeof(got));
+    close(fd[0]);
+    if (n != (ssize_t)sizeof(got)) {
+        kill(pid, SIGKILL);
+        got[0] = got[1] = HANG;
+    }
+    waitpid(pid, &status, 0);
+    if (n == (ssize_t)sizeof(got) && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        got[0] = got[1] = NA;    /* finished its figures but died on the way out */
+    out[0] = got[0];
+    out[1] = got[1];
+}
+
+/* The median of reps runs; a hang in any run makes the figure a hang. */
+static void measure(const adapter *a, int work, int limit, unsigned workers,
+                    const params *pr, double out[2])
+{
+    double v[2][99], r2[2];
+    unsigned r, k;
+
+    for (r = 0; r < pr->reps; r++) {
+        run_child(a, work, limit, workers, pr, r2);
+        v[0][r] = r2[0];
+        v[1][r] = r2[1];
+    }
+    for (k = 0; k < 2; k++) {
+        int hang = 0, na = 0;
+        for (r = 0; r < pr->reps; r++) {
+            hang |= v[k][r] == HANG;
+            na |= v[k][r] == NA;
+        }
+        if (hang || na) {
+            out[k] = hang ? HANG : NA;
+            continue;
+        }
+        qsort(v[k], pr->reps, sizeof(double), cmp_double);
+        out[k] = pr->reps % 2 ? v[k][pr->reps / 2]
+                              : (v[k][pr->reps / 2 - 1] + v[k][pr->reps / 2]) / 2;
+    }
+}
+
+/* ------------------------------------------------------------ output */
+
+#define NROWS_MAX 16
+typedef struct row {
+    const char *name;
+    unsigned workers;
+    int peer;            /* counts for the ratio's "best peer" */
+    double fig[NCOLS];
+} row;
+
+static void print_fig(FILE *f, double v, int digits, int width)
+{
+    if (v == HANG)
+        fprintf(f, " %*s", width, "hang");
+    else if (v < 0)
+        fprintf(f, " %*s", width, "-");
+    else
+        fprintf(f, " %*.*f", width, digits, v);
+}
+
+static void print_row(const row *r)
+{
+    int c;
+
+    printf("%-12s %2u", r->name, r->workers);
+    for (c = 0; c < NCOLS; c++)
+        print_fig(stdout, r->fig[c], col_digits[c], 11);
+    printf("\n");
+    fflush(stdout);
+}
+
+/* parkpool over the best peer, per column: below 1 is better. */
+static void print_ratio(const char *label, const row *pp, const row *rows, int nrows,
+                        int peers)
+{
+    int c, k;
+
+    printf("%-12s %2u", label, pp->workers);
+    for (c = 0; c < NCOLS; c++) {
+        double best = -1;
+        for (k = 0; k < nrows; k++)
+            if (rows[k].workers == pp->workers && rows[k].peer == peers && &rows[k] != pp
+                && rows[k].fig[c] >= 0 && (best < 0 || rows[k].fig[c] < best))
+                best = rows[k].fig[c];
+        /* An idle CPU of 0.000 against 0.000 is a tie, not a ratio. */
+        if (pp->fig[c] >= 0 && best > 0 && (c != 4 || best >= 0.001 || pp->fig[c] >= 0.001))
+            printf(" %11.2f", pp->fig[c] / (best > 0.0005 ? best : 0.0005));
+        else
+            printf(" %11s", "-");
+    }
+    printf("\n");
+}
+
+static void json_fig(FILE *f, double v, int digits)
+{
+    if (v == HANG)
+        fprintf(f, "\"hang\"");
+    else if (v < 0)
+        fprintf(f, "null");
+    else
+        fprintf(f, "%.*f", digits + 1, v);
+}
+
+static void write_files(const char *dir, const row *rows, int nrows, const params *pr)
+{
+    char path[4096];
+    FILE *f;
+    int k, c;
+    unsigned w;
+
+    mkdir(dir, 0777);
+    snprintf(path, sizeof(path), "%s/results.csv", dir);
+    if ((f = fopen(path, "w")) != NULL) {
+        fprintf(f, "pool,workers");
+        for (c = 0; c < NCOLS; c++)
+            fprintf(f, ",%s", col_key[c]);
+        fprintf(f, "\n");
+        for (k = 0; k < nrows; k++) {
+            fprintf(f, "%s,%u", rows[k].name, rows[k].workers);
+            for (c = 0; c < NCOLS; c++) {
+                double v = rows[k].fig[c];
+                if (v == HANG)
+                    fprintf(f, ",hang");
+                else if (v < 0)
+                    fprintf(f, ",");
+                else
+                    fprintf(f, ",%.*f", col_digits[c] + 1, v);
+            }
+            fprintf(f, "\n");
+        }
+        fclose(f);
+    }
+    snprintf(path, sizeof(path), "%s/results.json", dir);
+    if ((f = fopen(path, "w")) != NULL) {
+        fprintf(f, "{\"parkpool\":\"%s\",\"park_backend\":\"%s\",\"reps\":%u,\"quick\":%s,"
+                "\"rows\":[", pp_version(), pp_park_backend(), pr->reps,
+                pr->div > 1 ? "true" : "false");
+        for (k = 0; k < nrows; k++) {
+            fprintf(f, "%s\n {\"pool\":\"%s\",\"workers\":%u", k ? "," : "", rows[k].name,
+                    rows[k].workers);
+            for (c = 0; c < NCOLS; c++) {
+                fprintf(f, ",\"%s\":", col_key[c]);
+                json_fig(f, rows[k].fig[c], col_digits[c]);
+            }
+            fprintf(f, "}");
+        }
+        fprintf(f, "\n]}\n");
+        fclose(f);
+    }
+    /* For bench/plot.gp: one block per column, a line per worker count,
+     * one field per pool (limits left out; NaN where there is no figure). */
+    snprintf(path, sizeof(path), "%s/plot.dat", dir);
+    if ((f = fopen(path, "w")) != NULL) {
+        for (c = 0; c < NCOLS; c++) {
+            fprintf(f, "# %s\nN", col_name[c]);
+            for (k = 0; k < nrows && rows[k].workers == rows[0].workers; k++)
+                if (rows[k].peer >= 0)
+                    fprintf(f, " %s", rows[k].name);
+            fprintf(f, "\n");
+            for (w = 2; w <= 4; w += 2) {
+                fprintf(f, "%u", w);
+                for (k = 0; k < nrows; k++)
+                    if (rows[k].workers == w && rows[k].peer >= 0) {
+                        if (rows[k].fig[c] >= 0)
+                            fprintf(f, " %g", rows[k].fig[c]);
+                        else
+                            fprintf(f, " NaN");
+                    }
+                fprintf(f, "\n");
+            }
+            fprintf(f, "\n\n");
+        }
+        fclose(f);
+    }
+}
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: pp_bench [--quick] [--reps N]\n");
+    fprintf(stderr, "usage: pp_bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     static const unsigned worker_counts[] = { 2, 4 };
-    static const char *const cols[] = { "W1 ns/task", "W2 ns/task", "W3 med us", "W3 p99 us",
-                                        "W4 cpu s" };
-    apr_pool_t *p;
-    unsigned div = 1, reps = 5, w, r, k, c;
-    double idle_s = 2.0;
-    int i;
+    params pr = { 1, 5, 2.0, 120.0 };
+    const char *out_dir = "bench/results";
+    row rows[NROWS_MAX];
+    int nrows = 0, i, c;
+    unsigned w, k;
 
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
-            div = 20;
-            reps = 1;
-            idle_s = 0.5;
+            pr.div = 20;
+            pr.reps = 1;
+            pr.idle_s = 0.5;
+            pr.timeout_s = 30;
+            tree_depth = TREE_DEPTH - 4;
         }
         else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = (unsigned)atoi(argv[++i]);
-            if (reps < 1 || reps > 99)
+            pr.reps = (unsigned)atoi(argv[++i]);
+            if (pr.reps < 1 || pr.reps > 99)
                 usage();
+        }
+        else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc) {
+            pr.timeout_s = atof(argv[++i]);
+            if (pr.timeout_s <= 0)
+                usage();
+        }
+        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+            out_dir = argv[++i];
         }
         else {
             usage();
         }
     }
     apr_initialize();
-    apr_pool_create(&p, NULL);
 
-    printf("parkpool %s, park backend %s, median of %u run%s%s\n", pp_version(),
-           pp_park_backend(), reps, reps == 1 ? "" : "s", div > 1 ? " (quick: counts / 20)" : "");
+    printf("parkpool %s, park backend %s, median of %u run%s%s, %.0f s timeout per run\n",
+           pp_version(), pp_park_backend(), pr.reps, pr.reps == 1 ? "" : "s",
+           pr.div > 1 ? " (quick: counts / 20, tree / 16)" : "", pr.timeout_s);
 #ifndef HAVE_GLIB
-    printf("(GLib not found by configure: its column is skipped)\n");
+    printf("(GLib not found by configure: no glib row)\n");
 #endif
-    printf("%-10s %2s", "pool", "N");
-    for (c = 0; c < 5; c++)
-        printf(" %12s", cols[c]);
+#ifndef HAVE_LIBUV
+    printf("(libuv not found by configure: no libuv row)\n");
+#endif
+    printf("W4 is always a 4-worker pool; the limits do not depend on N.\n");
+    printf("%-12s %2s", "pool", "N");
+    for (c = 0; c < NCOLS; c++)
+        printf(" %11s", col_name[c]);
     printf("\n");
     for (w = 0; w < sizeof(worker_counts) / sizeof(worker_counts[0]); w++) {
         unsigned n = worker_counts[w];
-        double fig[NADAPTERS][5];
+        int first = nrows;
 
         for (k = 0; k < NADAPTERS; k++) {
-            const adapter *a = &adapters[k];
-            double v[5][99], pp[2];
-
-            for (r = 0; r < reps; r++) {
-                v[0][r] = run_throughput(a, n, 1, 1000000 / div, p);
-                v[1][r] = run_throughput(a, n, 4, 1000000 / div, p);
-                run_pingpong(a, n, 100000 / div, p, pp);
-                v[2][r] = pp[0];
-                v[3][r] = pp[1];
-                v[4][r] = run_idle(a, n, idle_s, p);
+            row *r = &rows[nrows++];
+            r->name = adapters[k].name;
+            r->workers = n;
+            r->peer = k > 0;
+            for (c = 0; c < NCOLS; c++) {
+                double fig[2];
+                if (c > 0 && col_work[c] == col_work[c - 1]) {
+                    continue;    /* the second figure of the same runs */
+                }
+                measure(&adapters[k], col_work[c], 0, n, &pr, fig);
+                r->fig[c] = fig[0];
+                if (c + 1 < NCOLS && col_work[c + 1] == col_work[c])
+                    r->fig[c + 1] = fig[col_part[c + 1]];
             }
-            printf("%-10s %2u", a->name, n);
-            for (c = 0; c < 5; c++) {
-                fig[k][c] = median(v[c], (int)reps);
-                printf(" %12.*f", c < 2 ? 1 : c < 4 ? 2 : 3, fig[k][c]);
-            }
-            printf("\n");
-            fflush(stdout);
+            print_row(r);
         }
-        /* parkpool's figure over the best peer's: below 1 is better. */
-        printf("%-10s %2u", "ratio", n);
-        for (c = 0; c < 5; c++) {
-            double best = -1;
-            for (k = 1; k < NADAPTERS; k++)
-                if (fig[k][c] >= 0 && (best < 0 || fig[k][c] < best))
-                    best = fig[k][c];
-            /* An idle CPU figure of 0.000 against 0.000 is a tie, not a ratio. */
-            if (best > 0 && (c != 4 || best >= 0.001 || fig[0][c] >= 0.001))
-                printf(" %12.2f", fig[0][c] / (best > 0.0005 ? best : 0.0005));
+        print_ratio("ratio", &rows[first], rows, nrows, 1);
+    }
+    /* The limits, once, and parkpool's distance to them. */
+    {
+        row *spsc = &rows[nrows++], *fx = &rows[nrows++];
+        double fig[2];
+        spsc->name = "limit:spsc";
+        fx->name = "limit:futex";
+        spsc->workers = fx->workers = 2;
+        spsc->peer = fx->peer = -1;
+        for (c = 0; c < NCOLS; c++)
+            spsc->fig[c] = fx->fig[c] = NA;
+        measure(NULL, W1, 1, 2, &pr, fig);
+        spsc->fig[0] = fig[0];
+        measure(NULL, W3, 1, 2, &pr, fig);
+        fx->fig[2] = fig[0];
+        fx->fig[3] = fig[1];
+        print_row(spsc);
+        print_row(fx);
+        printf("%-12s %2u", "vs limits", 2u);
+        for (c = 0; c < NCOLS; c++) {
+            double lim = c == 0 ? spsc->fig[0] : (c == 2 || c == 3) ? fx->fig[c] : NA;
+            if (lim > 0 && rows[0].fig[c] >= 0)
+                printf(" %11.2f", rows[0].fig[c] / lim);
             else
-                printf(" %12s", "-");
+                printf(" %11s", "-");
         }
         printf("\n");
     }
-    apr_pool_destroy(p);
+    write_files(out_dir, rows, nrows, &pr);
+    printf("written: %s/results.csv, results.json, plot.dat\n", out_dir);
     apr_terminate();
     return 0;
 }
