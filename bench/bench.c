@@ -29,6 +29,9 @@
  * never asserted: these machines are shared and noisy; judge the ratios
  * of one run, not absolute figures across runs.
  *
+ * "pp+spin" is parkpool with cfg.spin = 4000 polls of the token before a
+ * worker sleeps; it is neither parkpool's figure nor a peer in the ratio.
+ *
  * Pools are driven through one small adapter (create, submit, destroy) and
  * the same tasks, which end by counting themselves done on a word that the
  * waiting thread sleeps on with a futex: every pool pays the same for its
@@ -69,6 +72,7 @@
 
 typedef struct adapter {
     const char *name;
+    int peer;                      /* a peer for the ratio, or parkpool itself */
     void *(*create)(unsigned workers);
     void (*submit)(void *pool, void *arg);    /* queue one task_fn(arg) */
     void (*destroy)(void *pool);
@@ -169,14 +173,27 @@ static apr_status_t pp_task(void *arg, pp_task_ctx_t *ctx)
     return APR_SUCCESS;
 }
 
-static void *pp_create(unsigned workers)
+static void *pp_create_spin(unsigned workers, apr_uint32_t spin)
 {
     pp_pool_t *pool;
     pp_config_t cfg;
 
     pp_config_init(&cfg);
     cfg.threads = workers;
+    cfg.spin = spin;
     return pp_pool_create(&pool, &cfg, root) == APR_SUCCESS ? pool : NULL;
+}
+
+static void *pp_create(unsigned workers)
+{
+    return pp_create_spin(workers, 0);
+}
+
+/* The same pool with workers that poll their token a while before they
+ * sleep (cfg.spin): what the spin buys, and what it costs in W4 and W5. */
+static void *pp_create_spinning(unsigned workers)
+{
+    return pp_create_spin(workers, 4000);
 }
 
 static void pp_submit1(void *pool, void *arg)
@@ -380,13 +397,14 @@ static void uvp_destroy(void *pool)
 #endif
 
 static const adapter adapters[] = {
-    { "parkpool", pp_create, pp_submit1, pp_destroy1 },
-    { "apr_tp", atp_create, atp_submit, atp_destroy },
+    { "parkpool", 0, pp_create, pp_submit1, pp_destroy1 },
+    { "pp+spin", 0, pp_create_spinning, pp_submit1, pp_destroy1 },
+    { "apr_tp", 1, atp_create, atp_submit, atp_destroy },
 #ifdef HAVE_GLIB
-    { "glib", glib_create, glib_submit, glib_destroy },
+    { "glib", 1, glib_create, glib_submit, glib_destroy },
 #endif
 #ifdef HAVE_LIBUV
-    { "libuv", uvp_create, uvp_submit, uvp_destroy },
+    { "libuv", 1, uvp_create, uvp_submit, uvp_destroy },
 #endif
 };
 #define NADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
@@ -926,7 +944,7 @@ int main(int argc, char **argv)
             row *r = &rows[nrows++];
             r->name = adapters[k].name;
             r->workers = n;
-            r->peer = k > 0;
+            r->peer = adapters[k].peer;
             for (c = 0; c < NCOLS; c++) {
                 double fig[2];
                 if (c > 0 && col_work[c] == col_work[c - 1]) {

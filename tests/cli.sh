@@ -10,12 +10,8 @@ if [ "$windows" = 1 ]; then dso=.dll sep=';'; else dso=.so sep=:; fi
 pp() { ${PP_WRAP:-} "$ppbin" "$@"; }
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
-passed=0
-failed=0
 
-ok()   { echo "PASS: $1"; passed=$((passed + 1)); }
-bad()  { echo "FAIL: $1"; failed=$((failed + 1)); }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi; }
+. "${top_srcdir:-$(dirname "$0")/..}/tests/testlib.sh"
 json_field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1" | tail -n 1; }
 
 # --- hash.sha1 over a tree of 2,000 files is exactly what sha1sum prints
@@ -138,5 +134,4 @@ fi
 check "300,000-line job file exits 0" "$?" 0
 check "300,000 results" "$(wc -l < "$work/big.out" | tr -d ' ')" 300000
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

@@ -9,20 +9,7 @@ ppd="$top_builddir/examples/unix-service/parkpoold"
 work=$(mktemp -d) || exit 1
 pid=""
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"' EXIT INT TERM
-passed=0
-failed=0
-ok()    { echo "PASS: $1"; passed=$((passed + 1)); }
-bad()   { echo "FAIL: $1"; failed=$((failed + 1)); }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi; }
-# wait_for FILE PATTERN: up to 10 s for PATTERN to appear in FILE
-wait_for() {
-    i=0
-    while [ $i -lt 100 ]; do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1; i=$((i + 1))
-    done
-    return 1
-}
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/testlib.sh"
 
 mkdir "$work/plugins"
 cp "$top_builddir/plugins/.libs/demo.so" "$top_builddir/plugins/.libs/hash.so" "$work/plugins/"
@@ -89,5 +76,4 @@ grep -q "drain timed out" "$work/log2" && ok "drain timeout logged" || bad "no t
 grep -q "task demo.spin cancelled" "$work/log2" && ok "queued tasks reported cancelled" \
     || bad "no cancellation in: $(cat "$work/log2")"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary

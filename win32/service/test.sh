@@ -19,19 +19,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-passed=0
-failed=0
-ok()    { echo "PASS: $1"; passed=$((passed + 1)); }
-bad()   { echo "FAIL: $1"; failed=$((failed + 1)); }
-check() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi; }
-wait_for() {   # wait_for FILE PATTERN [TENTHS]
-    i=0
-    while [ $i -lt "${3:-150}" ]; do
-        grep -q "$2" "$1" 2>/dev/null && return 0
-        sleep 0.1; i=$((i + 1))
-    done
-    return 1
-}
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/testlib.sh"
 # The service's state from sc query: "STOPPED", "STOP_PENDING", ...
 state() { wine sc query parkpool 2>/dev/null | tr -d '\r' | sed -n 's/.*STATE *: *[0-9]* *\([A-Z_]*\).*/\1/p'; }
 field() { wine sc query parkpool 2>/dev/null | tr -d '\r' | sed -n "s/.*$1 *: *\([0-9]*\).*/\1/p"; }
@@ -121,5 +109,4 @@ grep -q "drained: 40 done" "$work/console.log" && ok "console: every accepted ta
 grep -q "stopping: checkpoint 1, wait hint" "$work/console.log" && ok "console: progress reported" \
     || bad "console: no progress lines"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+summary
