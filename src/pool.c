@@ -28,6 +28,7 @@
 #include "config.h"
 #include "pool_private.h"
 #include "fault.h"
+#include "atomic.h"
 #include "park.h"
 #include "platform.h"
 
@@ -54,7 +55,7 @@ typedef struct pp__worker_t {
     pp_task_ctx_t  *ctx;        /* the running task, NULL between tasks */
     const char     *name;
     apr_uint32_t    index;
-    volatile apr_uint64_t completed, failed, parks;
+    pp__counter_t completed, failed, parks;    /* this worker's only */
 } pp__worker_t;
 
 typedef union worker_slot {
@@ -85,8 +86,8 @@ struct pp_pool_t {
     volatile apr_uint32_t state;    /* written under lock, read anywhere */
 
     /* Written under the lock (so already serialised) but read without it. */
-    volatile apr_uint64_t submitted, started, unparks;
-    volatile apr_uint64_t cancelled;
+    pp__counter_t submitted, started, unparks;
+    pp__counter_t cancelled;
 };
 
 /* Set on each worker thread: tells nested submits and self-waits apart. */
@@ -102,7 +103,7 @@ static pp__worker_t *pop_idle(pp_pool_t *pool)
 {
     if (pool->nidle == 0)
         return NULL;
-    apr_atomic_inc64(&pool->unparks);
+    pp__counter_add(&pool->unparks, 1);    /* under the lock */
     return pool->idle[--pool->nidle];
 }
 
@@ -142,9 +143,9 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
     if (e->release)
         e->release(e->arg);
     if (rv != APR_SUCCESS)
-        apr_atomic_inc64(&w->failed);
+        pp__counter_add(&w->failed, 1);
     else
-        apr_atomic_inc64(&w->completed);
+        pp__counter_add(&w->completed, 1);
     if (e->group)
         pp__group_leave(e->group, rv, 1, 1);
 }
@@ -163,7 +164,7 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
     apr_thread_mutex_lock(pool->lock);
     for (;;) {
         if (pp__queue_pop(&pool->queue, &e)) {
-            apr_atomic_inc64(&pool->started);
+            pp__counter_add(&pool->started, 1);
             if (pool->nwaiting)
                 apr_thread_cond_signal(pool->not_full);
             apr_thread_mutex_unlock(pool->lock);
@@ -181,7 +182,7 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
          * cost of sleeping; it is bounded, so an idle pool still sleeps. */
         for (i = 0; i < pool->cfg.spin && !pp__park_notified(w->parker); i++)
             ;
-        apr_atomic_inc64(&w->parks);
+        pp__counter_add(&w->parks, 1);
         pp__park(w->parker);
         apr_thread_mutex_lock(pool->lock);
     }
@@ -227,7 +228,7 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e,
     rv = pp__queue_push(&pool->queue, e);
     if (rv != APR_SUCCESS)
         goto out;
-    apr_atomic_inc64(&pool->submitted);
+    pp__counter_add(&pool->submitted, 1);
     wake = pop_idle(pool);
 out:
     apr_thread_mutex_unlock(pool->lock);
@@ -321,7 +322,7 @@ apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const
             goto out;
         }
     }
-    apr_atomic_add64(&pool->submitted, n);
+    pp__counter_add(&pool->submitted, n);
     /* At most one wake-up per task, and only for workers that are idle. */
     for (i = 0; i < n && (w = pop_idle(pool)) != NULL; i++) {
         if (nwake < BATCH_WAKE_MAX)
@@ -348,7 +349,7 @@ void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
             cfg->on_task_error(PP_ECANCELLED, e.name ? e.name : "", cfg->baton);
         if (e.release)
             e.release(e.arg);
-        apr_atomic_inc64(&pool->cancelled);
+        pp__counter_add_shared(&pool->cancelled, 1);    /* cancels may overlap */
         if (e.group)
             pp__group_leave(e.group, PP_ECANCELLED, 1, 1);
     }
@@ -474,15 +475,15 @@ void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
      * the differences below from going negative while tasks move. */
     for (i = 0; i < pool->nstarted; i++) {
         pp__worker_t *w = worker_at(pool, i);
-        out->completed += apr_atomic_read64(&w->completed);
-        out->failed += apr_atomic_read64(&w->failed);
-        out->parks += apr_atomic_read64(&w->parks);
+        out->completed += pp__counter_read(&w->completed);
+        out->failed += pp__counter_read(&w->failed);
+        out->parks += pp__counter_read(&w->parks);
     }
     done = out->completed + out->failed;
-    started = apr_atomic_read64(&pool->started);
-    cancelled = apr_atomic_read64(&pool->cancelled);
-    out->submitted = apr_atomic_read64(&pool->submitted);
-    out->unparks = apr_atomic_read64(&pool->unparks);
+    started = pp__counter_read(&pool->started);
+    cancelled = pp__counter_read(&pool->cancelled);
+    out->submitted = pp__counter_read(&pool->submitted);
+    out->unparks = pp__counter_read(&pool->unparks);
     out->cancelled = cancelled;
     out->running = started - done;
     out->queued = out->submitted - started - cancelled;
