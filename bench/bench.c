@@ -23,7 +23,9 @@
  * child process of its own: no pool's threads or caches linger into the
  * next run, libuv's process-wide pool size can differ per run, and a run
  * that exceeds --timeout seconds is killed and shown as "hang", never
- * waited on. --quick divides the counts by 20 for a smoke run. The table
+ * waited on. --quick divides the counts by 20 for a smoke run; --only
+ * parkpool,libuv runs just those pools (the ratio needs parkpool and a
+ * peer). The table
  * goes to stdout, and as results.csv, results.json and plot.dat (for
  * bench/plot.gp, `make bench-plot`) into --out DIR. Speed is reported,
  * never asserted: these machines are shared and noisy; judge the ratios
@@ -279,7 +281,7 @@ typedef struct uvp_pool {
     pthread_t thread;
     pthread_mutex_t lock;
     void **in, **out;          /* guarded by lock: in; the loop's: out */
-    size_t n, cap;
+    size_t n, in_cap, out_cap; /* swapped with the vectors */
     uvp_item *free_items;       /* the loop's */
 } uvp_pool;
 
@@ -302,13 +304,16 @@ static void uvp_async(uv_async_t *h)
 {
     uvp_pool *u = h->data;
     void **batch;
-    size_t n, i;
+    size_t n, i, cap;
 
     pthread_mutex_lock(&u->lock);
     batch = u->in;
     n = u->n;
+    cap = u->in_cap;
     u->in = u->out;
+    u->in_cap = u->out_cap;
     u->out = batch;
+    u->out_cap = cap;
     u->n = 0;
     pthread_mutex_unlock(&u->lock);
     for (i = 0; i < n; i++) {
@@ -349,9 +354,9 @@ static void *uvp_create(unsigned workers)
      * process of its own, so each gets its own size. */
     snprintf(n, sizeof(n), "%u", workers);
     setenv("UV_THREADPOOL_SIZE", n, 1);
-    u->cap = 1 << 16;
-    u->in = malloc(u->cap * sizeof(void *));
-    u->out = malloc(u->cap * sizeof(void *));
+    u->in_cap = u->out_cap = 1 << 16;
+    u->in = malloc(u->in_cap * sizeof(void *));
+    u->out = malloc(u->out_cap * sizeof(void *));
     pthread_mutex_init(&u->lock, NULL);
     uv_loop_init(&u->loop);
     u->loop.data = u;
@@ -367,10 +372,10 @@ static void uvp_submit(void *pool, void *arg)
     uvp_pool *u = pool;
 
     pthread_mutex_lock(&u->lock);
-    if (u->n == u->cap) {
-        /* Both vectors grow together: the loop swaps them. */
-        u->cap *= 2;
-        if (!(u->in = realloc(u->in, u->cap * sizeof(void *))))
+    if (u->n == u->in_cap) {
+        /* Only the vector being filled grows; its size travels with it. */
+        u->in_cap *= 2;
+        if (!(u->in = realloc(u->in, u->in_cap * sizeof(void *))))
             abort();
     }
     u->in[u->n++] = arg;
@@ -880,9 +885,24 @@ static void write_files(const char *dir, const row *rows, int nrows, const param
     }
 }
 
+/* Whether name is one of the comma-separated names in list. */
+static int listed(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (; *list; list += strcspn(list, ",") + (list[strcspn(list, ",")] == ',')) {
+        if (strncmp(list, name, n) == 0 && (list[n] == ',' || list[n] == '\0'))
+            return 1;
+        if (!list[strcspn(list, ",")])
+            break;
+    }
+    return 0;
+}
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: pp_bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n");
+    fprintf(stderr, "usage: pp_bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n"
+                    "                [--only POOL,POOL...]\n");
     exit(2);
 }
 
@@ -890,7 +910,7 @@ int main(int argc, char **argv)
 {
     static const unsigned worker_counts[] = { 2, 4 };
     params pr = { 1, 5, 2.0, 120.0 };
-    const char *out_dir = "bench/results";
+    const char *out_dir = "bench/results", *only = NULL;
     row rows[NROWS_MAX];
     int nrows = 0, i, c;
     unsigned w, k;
@@ -915,6 +935,9 @@ int main(int argc, char **argv)
         }
         else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             out_dir = argv[++i];
+        }
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
         }
         else {
             usage();
@@ -941,7 +964,10 @@ int main(int argc, char **argv)
         int first = nrows;
 
         for (k = 0; k < NADAPTERS; k++) {
-            row *r = &rows[nrows++];
+            row *r;
+            if (only && !listed(only, adapters[k].name))
+                continue;
+            r = &rows[nrows++];
             r->name = adapters[k].name;
             r->workers = n;
             r->peer = adapters[k].peer;
