@@ -31,8 +31,9 @@
  * never asserted: these machines are shared and noisy; judge the ratios
  * of one run, not absolute figures across runs.
  *
- * "pp+spin" is parkpool with cfg.spin = 4000 polls of the token before a
- * worker sleeps; it is neither parkpool's figure nor a peer in the ratio.
+ * "pp spin=0" is parkpool whose workers sleep as soon as the queue is
+ * empty (no spin phase); it is neither parkpool's figure nor a peer in
+ * the ratio.
  *
  * Pools are driven through one small adapter (create, submit, destroy) and
  * the same tasks, which end by counting themselves done on a word that the
@@ -186,16 +187,20 @@ static void *pp_create_spin(unsigned workers, apr_uint32_t spin)
     return pp_pool_create(&pool, &cfg, root) == APR_SUCCESS ? pool : NULL;
 }
 
+/* The defaults, spin included. */
 static void *pp_create(unsigned workers)
 {
-    return pp_create_spin(workers, 0);
+    pp_config_t cfg;
+
+    pp_config_init(&cfg);
+    return pp_create_spin(workers, cfg.spin);
 }
 
-/* The same pool with workers that poll their token a while before they
- * sleep (cfg.spin): what the spin buys, and what it costs in W4 and W5. */
-static void *pp_create_spinning(unsigned workers)
+/* Workers that sleep as soon as the queue is empty (cfg.spin = 0): what
+ * the default spin buys, and what it costs in W4 and W5. */
+static void *pp_create_nospin(unsigned workers)
 {
-    return pp_create_spin(workers, 4000);
+    return pp_create_spin(workers, 0);
 }
 
 static void pp_submit1(void *pool, void *arg)
@@ -403,7 +408,7 @@ static void uvp_destroy(void *pool)
 
 static const adapter adapters[] = {
     { "parkpool", 0, pp_create, pp_submit1, pp_destroy1 },
-    { "pp+spin", 0, pp_create_spinning, pp_submit1, pp_destroy1 },
+    { "pp spin=0", 0, pp_create_nospin, pp_submit1, pp_destroy1 },
     { "apr_tp", 1, atp_create, atp_submit, atp_destroy },
 #ifdef HAVE_GLIB
     { "glib", 1, glib_create, glib_submit, glib_destroy },

@@ -12,6 +12,7 @@ void pp_config_init(pp_config_t *cfg)
     /* threads stays 0: the CPUs are counted when the pool starts. */
     cfg->name_prefix = PP__DEFAULT_PREFIX;
     cfg->stack_size = PP__DEFAULT_STACK;
+    cfg->spin = PP__DEFAULT_SPIN;
 }
 
 apr_status_t pp__config_resolve(pp_config_t *cfg)

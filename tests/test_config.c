@@ -105,6 +105,9 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(cfg.queue_capacity, 0);
     CU_ASSERT_PTR_NULL(cfg.on_task_error);
     CU_ASSERT_PTR_NULL(cfg.on_output);
+    CU_ASSERT_PTR_NULL(cfg.on_log);
+    /* A spin phase by default, bounded (the idle test checks it ends). */
+    CU_ASSERT(cfg.spin > 0 && cfg.spin <= 100000);
 
     apr_pool_create(&p, t_root);
     T_OK_FATAL(pp_pool_create(&pool, NULL, p));    /* NULL: one worker per CPU */

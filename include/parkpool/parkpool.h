@@ -65,7 +65,10 @@ typedef struct pp_config_t {
     /** Receives pp_task_emit() lines; called concurrently from workers. */
     void (*on_output)(const char *line, const char *task_name, void *baton);
     void        *baton;          /**< passed to every hook */
-    apr_uint32_t spin;           /**< polls of its token before a worker parks; 0 = none */
+    /** Polls of its token before an idle worker sleeps (a few us by
+     *  default; 0 = sleep at once): a task that comes meanwhile needs no
+     *  wake-up. Bounded, so an idle pool burns no CPU. */
+    apr_uint32_t spin;
     /** The pool's own messages (start, shutdown, timeouts, a worker that
      *  would not start), at a PP_LOG_* level; NULL = silent. The library
      *  itself never writes to stdout or stderr and installs no signal
