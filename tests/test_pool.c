@@ -133,8 +133,25 @@ static void test_no_lost_wakeup(void)
     }
 }
 
+/* Until the pool's park count reaches at least parks (10 s at most): a
+ * worker spins on its token a while before it parks, longer under the
+ * sanitizers and valgrind. */
+static void wait_parks(pp_pool_t *pool, apr_uint64_t parks, pp_stats_t *st)
+{
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);
+
+    for (;;) {
+        pp_pool_stats(pool, st);
+        if (st->parks >= parks || apr_time_now() > deadline)
+            return;
+        apr_sleep(100);
+    }
+}
+
 /* Wakes one worker per task: with all workers idle, one submit must not
- * wake the others (the herd a broadcast would cause). */
+ * wake the others (the herd a broadcast would cause). Each round starts
+ * with every worker parked and ends when the one woken has parked again:
+ * then exactly one unpark and one park happened. */
 static void test_one_wake_per_submit(void)
 {
     apr_pool_t *p;
@@ -147,15 +164,17 @@ static void test_one_wake_per_submit(void)
     apr_pool_create(&p, t_root);
     pool = t_pool(p, 8, 0);
     T_OK_FATAL(pp_group_create(&g, p));
-    apr_sleep(apr_time_from_msec(100));    /* let all eight park */
+    wait_parks(pool, 8, &before);    /* all eight asleep */
+    CU_ASSERT_EQUAL(before.parks, 8);
     for (i = 0; i < 100; i++) {
         pp_pool_stats(pool, &before);
         T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, g, 0));
         T_OK(pp_group_wait(g, -1));
-        apr_sleep(apr_time_from_msec(1));
+        wait_parks(pool, before.parks + 1, &after);
+        apr_sleep(apr_time_from_msec(1));    /* room for a herd to show */
         pp_pool_stats(pool, &after);
-        CU_ASSERT(after.unparks - before.unparks <= 1);
-        CU_ASSERT(after.parks - before.parks <= 1);
+        CU_ASSERT_EQUAL(after.unparks - before.unparks, 1);
+        CU_ASSERT_EQUAL(after.parks - before.parks, 1);
     }
     CU_ASSERT_EQUAL(ran, 100);
     apr_pool_destroy(p);
