@@ -390,6 +390,8 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
         apr_interval_time_t left = deadline - apr_time_now();
         if (timeout == 0 || left <= 0) {
             apr_thread_mutex_unlock(pool->lock);
+            if (!pool->cfg.on_log)
+                return APR_TIMEUP;
             pp_pool_stats(pool, &st);
             pool_log(pool, PP_LOG_WARN, "shutdown timed out after %" APR_TIME_T_FMT " ms: %"
                      APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " queued",
@@ -409,6 +411,8 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
         pool->join = JOIN_DONE;
         apr_thread_cond_broadcast(pool->exited);
         apr_thread_mutex_unlock(pool->lock);
+        if (!pool->cfg.on_log)
+            return APR_SUCCESS;
         pp_pool_stats(pool, &st);
         pool_log(pool, PP_LOG_INFO, "stopped: %" APR_UINT64_T_FMT " completed, %"
                  APR_UINT64_T_FMT " failed, %" APR_UINT64_T_FMT " cancelled",

@@ -38,8 +38,8 @@ int main(int argc, char **argv)
         const char *up = "";
         char *dir;
 
-        if (strlen(here) > 1 && !strncmp(apr_filepath_name_get(apr_pstrmemdup(
-                t_root, here, strlen(here) - 1)), ".libs", 5))
+        if (strlen(here) > 1 && !strcmp(apr_filepath_name_get(apr_pstrmemdup(
+                t_root, here, strlen(here) - 1)), ".libs"))
             up = "../";
         /* Absolute, since the tests link to the plugins from elsewhere. */
         apr_filepath_merge(&dir, NULL, apr_pstrcat(t_root, here, up, "plugins/.libs", NULL),
