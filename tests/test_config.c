@@ -269,22 +269,9 @@ static apr_status_t fail_task(void *arg, pp_task_ctx_t *ctx)
     return APR_EGENERAL;
 }
 
-/* A gate that, unlike t_gate_task, does not listen for cancellation: the
- * shutdowns below must find it still running. */
-static apr_status_t hold_task(void *gate, pp_task_ctx_t *ctx)
-{
-    t_gate *g = gate;
-
-    (void)ctx;
-    apr_atomic_inc32(&g->arrived);
-    while (!apr_atomic_read32(&g->open))
-        apr_sleep(500);
-    apr_atomic_inc32(&g->left);
-    return APR_SUCCESS;
-}
-
 /* One pool's life with a failure, a timed-out shutdown and a cancel; one
- * worker, so that the ten count tasks stay queued behind the gate. */
+ * worker, so that the ten count tasks stay queued behind the gate, which
+ * ignores the cancel so that the shutdowns find it still running. */
 static void eventful_pool(apr_pool_t *p, pp_config_t *cfg)
 {
     pp_pool_t *pool;
@@ -294,7 +281,7 @@ static void eventful_pool(apr_pool_t *p, pp_config_t *cfg)
 
     T_OK_FATAL(pp_pool_create(&pool, cfg, p));
     T_OK(pp_submit(pool, fail_task, NULL));
-    T_OK(pp_submit(pool, hold_task, &gate));
+    T_OK(pp_submit(pool, t_hold_task, &gate));
     t_gate_wait_arrived(&gate, 1);
     for (i = 0; i < 10; i++)
         T_OK(pp_submit(pool, t_count_task, (void *)&ran));

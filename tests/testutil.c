@@ -102,6 +102,18 @@ apr_status_t t_gate_task(void *gate, pp_task_ctx_t *ctx)
     return APR_SUCCESS;
 }
 
+apr_status_t t_hold_task(void *gate, pp_task_ctx_t *ctx)
+{
+    t_gate *g = gate;
+
+    (void)ctx;
+    apr_atomic_inc32(&g->arrived);
+    while (!apr_atomic_read32(&g->open))
+        apr_sleep(500);
+    apr_atomic_inc32(&g->left);
+    return APR_SUCCESS;
+}
+
 void t_gate_wait_arrived(t_gate *g, apr_uint32_t n)
 {
     apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);

@@ -41,6 +41,9 @@ typedef struct t_gate {
     volatile apr_uint32_t open, arrived, left;
 } t_gate;
 apr_status_t t_gate_task(void *gate, pp_task_ctx_t *ctx);
+/* The same, deaf to cancellation: for a test whose timed-out shutdown must
+ * find the task still running, however slowly the shutdown itself runs. */
+apr_status_t t_hold_task(void *gate, pp_task_ctx_t *ctx);
 /* Wait (10 s at most, else fail) until n gate tasks are blocked in the gate. */
 void t_gate_wait_arrived(t_gate *g, apr_uint32_t n);
 void t_gate_open(t_gate *g);
