@@ -88,7 +88,7 @@ static const adapter *cur_adapter;         /* for nested submits (W6) */
 static void *cur_pool;
 static volatile apr_uint32_t counter;      /* W1/W2's work */
 static volatile apr_uint32_t completed;    /* tasks finished, futex word */
-static volatile apr_uint32_t waiting;      /* a waiter may sleep on completed */
+static volatile apr_uint32_t target;       /* the waiter sleeps until completed is this */
 static apr_pool_t *root;
 
 static void futex_wake(volatile apr_uint32_t *word)
@@ -101,22 +101,28 @@ static void futex_wait(volatile apr_uint32_t *word, apr_uint32_t val)
     syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
+/* Only the task that reaches the waiter's target wakes it: a wake per
+ * task would time the harness (a futex syscall each, and a waiter that
+ * keeps getting scheduled on the same two cores) instead of the pool. */
 static void complete(void)
 {
-    apr_atomic_inc32(&completed);
-    if (apr_atomic_read32(&waiting))
+    apr_uint32_t done = apr_atomic_inc32(&completed) + 1;
+
+    if (done == apr_atomic_read32(&target))
         futex_wake(&completed);
 }
 
-/* Sleep until `target` tasks have completed since the last reset. */
-static void wait_completed(apr_uint32_t target)
+/* Sleep until `n` tasks have completed since the last reset. The target
+ * is published with a full barrier before completed is read, and a task
+ * reads the target after its locked increment: either the waiter sees the
+ * last increment, or that task sees the target and wakes it. */
+static void wait_completed(apr_uint32_t n)
 {
     apr_uint32_t v;
 
-    apr_atomic_set32(&waiting, 1);
-    while ((v = apr_atomic_read32(&completed)) < target)
+    apr_atomic_xchg32(&target, n);
+    while ((v = apr_atomic_read32(&completed)) < n)
         futex_wait(&completed, v);
-    apr_atomic_set32(&waiting, 0);
 }
 
 static double now_s(void)
@@ -445,6 +451,7 @@ static void start(const adapter *a, void *pool, void (*fn)(void *))
     cur_pool = pool;
     apr_atomic_set32(&counter, 0);
     apr_atomic_set32(&completed, 0);
+    apr_atomic_set32(&target, 0);
 }
 
 /* W1 (producers = 1) and W2: ns per task, until all are done. */

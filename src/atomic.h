@@ -4,15 +4,13 @@
  * need no read-modify-write: a load and a release store do, where
  * apr_atomic_inc64 is an out-of-line call with a locked instruction and a
  * full barrier. Readers load with acquire, which keeps pp_pool_stats()'s
- * "read the later step first" argument (src/pool.c). Without C11 atomics,
- * APR's calls stand in.
+ * "read the later step first" argument (src/pool.c). configure insists on
+ * C11 atomics (the scheduler's fences need them anyway).
  */
 #ifndef PP_ATOMIC_H
 #define PP_ATOMIC_H
 
-#include <apr_atomic.h>
-
-#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__STDC_NO_ATOMICS__)
+#include <apr.h>
 #include <stdatomic.h>
 
 typedef _Atomic apr_uint64_t pp__counter_t;
@@ -34,23 +32,5 @@ static inline apr_uint64_t pp__counter_read(pp__counter_t *c)
 {
     return atomic_load_explicit(c, memory_order_acquire);
 }
-#else
-typedef volatile apr_uint64_t pp__counter_t;
-
-static inline void pp__counter_add(pp__counter_t *c, apr_uint64_t n)
-{
-    apr_atomic_add64(c, n);
-}
-
-static inline void pp__counter_add_shared(pp__counter_t *c, apr_uint64_t n)
-{
-    apr_atomic_add64(c, n);
-}
-
-static inline apr_uint64_t pp__counter_read(pp__counter_t *c)
-{
-    return apr_atomic_read64(c);
-}
-#endif
 
 #endif

@@ -1,32 +1,61 @@
 /*
  * The pool core: workers, the sleep/wake protocol, shutdown and stats.
  *
+ * Where tasks wait
+ * ----------------
+ * A task submitted from outside goes to the global queue, under the queue
+ * lock. A task submitted by a task goes to the running worker's own deque
+ * (deque.h), with no lock at all; only when that is full does it take the
+ * global path. A worker runs its own deque first (newest first), then
+ * takes from the global queue (a batch, when there is plenty, which it
+ * moves into its deque), then steals half of another worker's deque.
+ *
  * Sleep/wake protocol (design.md section 3; models/sleepwake.pml checks it)
  * -----------------------------------------------------------------------
- * Invariant: a worker is on the idle stack only if, at the moment it was
- * pushed, the queue was empty and it held the queue lock. A submitter
- * pushes its task and pops at most one idle worker under that same lock,
- * then unparks it after unlocking.
+ * A worker without work is "searching" (pool->nsearching counts them)
+ * while it polls the queues for a bounded, adaptive while, then goes idle:
+ * under the queue lock it checks the global queue, pushes itself on the
+ * idle stack and stops counting itself as searching; then, after a
+ * seq_cst fence and still under the lock, it looks at every deque. If one
+ * holds a task it takes itself off the stack again (it is on top: nobody
+ * could pop it while it held the lock) and searches on; else it unlocks
+ * and parks.
  *
- * So there is no window between "saw the queue empty" and "announced I am
- * idle": both happen in one critical section, and a submitter either runs
- * before it (the worker sees the task) or after it (the submitter sees the
- * worker). The unpark may reach the parker before the worker parks; the
- * parker's token keeps it (park.h). Each submit wakes at most one worker,
- * and only when one is idle: no herd. A worker popped from the stack is
- * owed exactly one token, by the thread that popped it; nobody else can
- * unpark it, so after park() returns it is no longer on the stack.
+ * A submitter puts its task in a queue, issues a seq_cst fence and then
+ * wakes one idle worker if nobody is searching and somebody is idle.
+ * Waking pops the worker under the lock and counts it as searching on its
+ * behalf, so the next submits of a burst wake nobody: one searcher takes
+ * their tasks, and when the last searcher finds work and sees more (after
+ * a fence of its own), it wakes one more worker, so help ramps up one
+ * worker at a time instead of as a herd.
  *
- * The idle stack is LIFO: the most recently idle worker has the warmest
- * cache and the others stay asleep longest.
+ * No lost wakeup: take the last worker L to go idle while a task T sits
+ * queued. T's queue is the global one (then T was pushed under the lock,
+ * before or after L's check: before, L would have seen it; after, its
+ * submitter saw L idle and nobody searching) or a deque, where the two
+ * fences make a Dekker handshake: either L's look at the deques sees T, or
+ * T's submitter sees L's idle entry and a searching count without L. That
+ * count is then 0, since a worker still searching would go idle after L.
+ * So a worker is woken. The same argument covers the last searcher's
+ * extra wake-up.
  *
- * The lock is held only to move a task in or out of the queue, never while
- * a task runs. Shutdown changes state under the lock and wakes every idle
- * worker; a worker that finds the queue empty in any state but RUNNING exits
- * instead of going idle, so no worker can sleep through a shutdown.
+ * A parker's token makes an unpark that comes before its park harmless
+ * (park.h); a worker popped from the stack is owed exactly one token, by
+ * the thread that popped it. The idle stack is LIFO: the most recently
+ * idle worker has the warmest cache and the others sleep longest.
+ *
+ * The lock is held only to move a task in or out of the global queue,
+ * never while a task runs. Shutdown changes state under the lock and wakes
+ * every idle worker; a worker whose deque and the global queue are empty
+ * in any state but RUNNING exits instead of going idle, so no worker can
+ * sleep through a shutdown. A cancel empties the deques by stealing from
+ * them; a task that slips into a deque after that (its submitter saw the
+ * pool still running) is dropped by whoever takes it, as is a task of a
+ * cancelled group.
  */
 #include "config.h"
 #include "pool_private.h"
+#include "deque.h"
 #include "fault.h"
 #include "atomic.h"
 #include "park.h"
@@ -39,29 +68,39 @@
 #include <apr_thread_proc.h>
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <string.h>
 
 enum { STATE_RUNNING, STATE_DRAINING, STATE_CANCELLING };
 enum { JOIN_NONE, JOIN_BUSY, JOIN_DONE };
 
-/* Counters a worker alone writes sit on its own cache lines, so the hot
- * path never bounces a line between cores; pp_pool_stats() sums them. */
-#define CACHE_LINE 64
+#define CACHE_LINE PP__CACHE_LINE
+
+/* The most a worker moves from the global queue into its deque at once:
+ * enough to take the lock once per many tasks when a producer is ahead,
+ * few enough that the others can still find work there. */
+#define GLOBAL_BATCH 32u
 
 typedef struct pp__worker_t {
     pp_pool_t      *pool;
     pp__parker_t   *parker;
+    pp__deque_t    *deque;
     apr_thread_t   *thread;
     pp_task_ctx_t  *ctx;        /* the running task, NULL between tasks */
     const char     *name;
     apr_uint32_t    index;
-    pp__counter_t completed, failed, parks;    /* this worker's only */
+    apr_uint32_t    spin;       /* this worker's current search budget */
+    apr_uint32_t    victim;     /* where its next steal starts looking */
+    /* This worker's only, so a plain release store adds (atomic.h); they
+     * sit on its own cache lines and pp_pool_stats() sums them. */
+    pp__counter_t submitted, started, completed, failed, parks;
 } pp__worker_t;
 
 typedef union worker_slot {
     pp__worker_t w;
     char pad[2 * CACHE_LINE];
 } worker_slot;
+_Static_assert(sizeof(pp__worker_t) <= 2 * CACHE_LINE, "a worker outgrew its slot");
 
 struct pp_task_ctx_t {
     pp__worker_t      *worker;
@@ -72,12 +111,16 @@ struct pp_pool_t {
     apr_pool_t          *p;
     pp_config_t          cfg;
     worker_slot         *slots;
-    apr_uint32_t         nstarted;  /* threads created; joined at the end */
+    pp__deque_t         *deques;    /* one per worker */
+    apr_uint32_t         nstarted;  /* threads created; joined at the end.
+                                     * It grows while the first workers run,
+                                     * so they go by cfg.threads instead
+                                     * (every deque is ready before them). */
+    apr_uint32_t         min_spin;  /* the adaptive search budget's floor */
 
     apr_thread_mutex_t  *lock;      /* the queue lock: guards what follows */
     pp__queue_t          queue;
     pp__worker_t       **idle;      /* LIFO stack of parked workers */
-    apr_uint32_t         nidle;
     apr_uint32_t         live;      /* workers not yet out of their loop */
     apr_uint32_t         nwaiting;  /* submitters blocked on not_full */
     int                  join;
@@ -86,8 +129,19 @@ struct pp_pool_t {
     volatile apr_uint32_t state;    /* written under lock, read anywhere */
 
     /* Written under the lock (so already serialised) but read without it. */
-    pp__counter_t submitted, started, unparks;
+    pp__counter_t submitted, unparks;
     pp__counter_t cancelled;
+
+    /* Read by everyone without the lock. nidle and qlen mirror the idle
+     * stack's depth and the global queue's length (written under the lock);
+     * nsearching changes anywhere. Apart from the lock's line, so that
+     * polling them does not fight the lock holder for it. */
+    char pad1[CACHE_LINE];
+    _Atomic apr_uint32_t nidle;
+    _Atomic apr_uint32_t qlen;
+    char pad2[CACHE_LINE];
+    _Atomic apr_uint32_t nsearching;
+    char pad3[CACHE_LINE];
 };
 
 /* Set on each worker thread: tells nested submits and self-waits apart. */
@@ -98,13 +152,65 @@ static pp__worker_t *worker_at(pp_pool_t *pool, apr_uint32_t i)
     return &pool->slots[i].w;
 }
 
-/* Called with the lock held: take the most recently idle worker. */
+static apr_uint32_t load32(_Atomic apr_uint32_t *a)
+{
+    return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+/* Called with the lock held, after the global queue changed. */
+static void publish_qlen(pp_pool_t *pool)
+{
+    atomic_store_explicit(&pool->qlen, pp__queue_len(&pool->queue), memory_order_relaxed);
+}
+
+/* Called with the lock held: take the most recently idle worker. It
+ * counts as searching from here on, so that the submits right behind this
+ * one leave the others asleep. */
 static pp__worker_t *pop_idle(pp_pool_t *pool)
 {
-    if (pool->nidle == 0)
+    apr_uint32_t n = load32(&pool->nidle);
+
+    if (n == 0)
         return NULL;
+    atomic_store_explicit(&pool->nidle, n - 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
     pp__counter_add(&pool->unparks, 1);    /* under the lock */
-    return pool->idle[--pool->nidle];
+    return pool->idle[n - 1];
+}
+
+/* After a task went into a queue and a seq_cst fence: does anybody have
+ * to be woken for it? */
+static int wake_wanted(pp_pool_t *pool)
+{
+    return load32(&pool->nsearching) == 0 && load32(&pool->nidle) > 0;
+}
+
+/* Wake one idle worker, unless one is searching by the time we hold the
+ * lock (it will find the work: it looks again before it sleeps). */
+static void wake_one(pp_pool_t *pool)
+{
+    pp__worker_t *w = NULL;
+
+    apr_thread_mutex_lock(pool->lock);
+    if (wake_wanted(pool))
+        w = pop_idle(pool);
+    apr_thread_mutex_unlock(pool->lock);
+    if (w)
+        pp__unpark(w->parker);
+}
+
+/* Is there anything a searcher could take? After a seq_cst fence, this
+ * sees every task queued before the other side's fence. */
+static int work_visible(pp_pool_t *pool)
+{
+    apr_uint32_t i;
+
+    if (load32(&pool->qlen) > 0)
+        return 1;
+    for (i = 0; i < pool->cfg.threads; i++)
+        if (pp__deque_len(&pool->deques[i]) > 0)
+            return 1;
+    return 0;
 }
 
 static void pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
@@ -124,12 +230,35 @@ static void pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
     pool->cfg.on_log(level, msg, pool->cfg.baton);
 }
 
+/* Account, report and release one task that will never run. */
+static void drop_entry(pp_pool_t *pool, const pp__entry_t *e)
+{
+    const pp_config_t *cfg = &pool->cfg;
+
+    if (cfg->on_task_error)
+        cfg->on_task_error(PP_ECANCELLED, e->name ? e->name : "", cfg->baton);
+    if (e->release)
+        e->release(e->arg);
+    pp__counter_add_shared(&pool->cancelled, 1);    /* cancels may overlap */
+    if (e->group)
+        pp__group_leave(e->group, PP_ECANCELLED, 1, 1);
+}
+
 static void run_entry(pp__worker_t *w, const pp__entry_t *e)
 {
     pp_task_ctx_t ctx;
     apr_status_t rv;
-    const pp_config_t *cfg = &w->pool->cfg;
+    pp_pool_t *pool = w->pool;
+    const pp_config_t *cfg = &pool->cfg;
 
+    /* A task taken from a deque may have been queued just as its pool or
+     * group was cancelled: it is dropped as if the cancel had found it. */
+    if (apr_atomic_read32(&pool->state) == STATE_CANCELLING
+        || (e->group && pp__group_cancelled(e->group))) {
+        drop_entry(pool, e);
+        return;
+    }
+    pp__counter_add(&w->started, 1);
     ctx.worker = w;
     ctx.entry = e;
     w->ctx = &ctx;
@@ -150,42 +279,176 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
         pp__group_leave(e->group, rv, 1, 1);
 }
 
+/* Called with the lock held: take the oldest global task into e and, when
+ * many wait, a batch more into w's deque (in reverse, so that w pops them
+ * oldest first). A bounded queue moves nothing: its capacity is a promise
+ * about how much may wait. */
+static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+    pp__entry_t more[GLOBAL_BATCH];
+    apr_uint32_t len = pp__queue_len(&pool->queue), n = 0;
+
+    if (!pp__queue_pop(&pool->queue, e))
+        return 0;
+    if (pool->cfg.queue_capacity == 0 && len > 2) {
+        n = len / pool->cfg.threads;
+        if (n > GLOBAL_BATCH)
+            n = GLOBAL_BATCH;
+        if (n > PP__DEQUE_SIZE - pp__deque_len(w->deque))
+            n = PP__DEQUE_SIZE - pp__deque_len(w->deque);
+        n = n > 0 ? n - 1 : 0;
+        for (len = 0; len < n; len++)
+            pp__queue_pop(&pool->queue, &more[len]);
+    }
+    publish_qlen(pool);
+    if (pool->nwaiting)
+        apr_thread_cond_signal(pool->not_full);
+    while (n > 0)
+        pp__deque_push(w->deque, &more[--n]);
+    return 1;
+}
+
+static int take_global(pp__worker_t *w, pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+    int got;
+
+    if (load32(&pool->qlen) == 0)
+        return 0;
+    apr_thread_mutex_lock(pool->lock);
+    got = take_global_locked(w, e);
+    apr_thread_mutex_unlock(pool->lock);
+    return got;
+}
+
+/* Steal half of the first other deque that has work, the oldest entry
+ * into e (to run now), the rest into w's own deque. */
+static int steal(pp__worker_t *w, pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+    apr_uint32_t n = pool->cfg.threads, k, v, want, got;
+    pp__entry_t x;
+    int r;
+
+    for (k = 0; k < n; k++) {
+        v = (w->victim + k) % n;
+        if (v == w->index)
+            continue;
+        want = (pp__deque_len(&pool->deques[v]) + 1) / 2;
+        if (want > PP__DEQUE_SIZE - pp__deque_len(w->deque))
+            want = PP__DEQUE_SIZE - pp__deque_len(w->deque);
+        for (got = 0; got < want;) {
+            r = pp__deque_steal(&pool->deques[v], got ? &x : e);
+            if (r == 0)
+                break;
+            if (r < 0)
+                continue;    /* another taker won that one; look again */
+            if (got++)
+                pp__deque_push(w->deque, &x);
+        }
+        if (got) {
+            w->victim = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A searching worker found work: if it was the last searcher and there is
+ * more to do, one more worker joins in (see the header comment). */
+static void found_work(pp__worker_t *w)
+{
+    pp_pool_t *pool = w->pool;
+
+    if (atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed) != 1)
+        return;
+    atomic_thread_fence(memory_order_seq_cst);
+    if (load32(&pool->nidle) > 0 && work_visible(pool))
+        wake_one(pool);
+}
+
+/*
+ * w's deque is empty and the global queue was. Search (poll the queues)
+ * for up to w->spin rounds, then go idle and park; repeat after a wake-up.
+ * 1 with a task in e, 0 when the pool is shutting down and nothing is left
+ * for w. The caller counted w as searching (or its waker did).
+ */
+static int search(pp__worker_t *w, pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+    apr_uint32_t i, n;
+
+    for (;;) {
+        for (i = 0;; i++) {
+            if (take_global(w, e) || steal(w, e)) {
+                /* It paid off: search longer next time (up to cfg.spin). */
+                w->spin = w->spin * 2 > pool->cfg.spin ? pool->cfg.spin : w->spin * 2;
+                found_work(w);
+                return 1;
+            }
+            if (i >= w->spin)
+                break;
+        }
+        /* Nothing came: search less next time, so a pool going idle stops
+         * paying for it, but never below the floor. */
+        w->spin = w->spin / 2 < pool->min_spin ? pool->min_spin : w->spin / 2;
+
+        apr_thread_mutex_lock(pool->lock);
+        if (take_global_locked(w, e)) {
+            apr_thread_mutex_unlock(pool->lock);
+            found_work(w);
+            return 1;
+        }
+        if (pool->state != STATE_RUNNING) {
+            atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
+            apr_thread_mutex_unlock(pool->lock);
+            return 0;
+        }
+        n = load32(&pool->nidle);
+        pool->idle[n] = w;
+        atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_seq_cst);
+        for (i = 0; i < pool->cfg.threads; i++)
+            if (pp__deque_len(&pool->deques[i]) > 0)
+                break;
+        if (i < pool->cfg.threads) {
+            /* A task came into a deque while we announced ourselves: take
+             * the announcement back and go after it. */
+            atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);
+            atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
+            apr_thread_mutex_unlock(pool->lock);
+            continue;
+        }
+        apr_thread_mutex_unlock(pool->lock);
+        pp__counter_add(&w->parks, 1);
+        pp__park(w->parker);
+        /* Whoever woke us counted us as searching. */
+    }
+}
+
 static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
 {
     pp__worker_t *w = data;
     pp_pool_t *pool = w->pool;
     pp__entry_t e;
-    apr_uint32_t i;
 
     (void)thread;
     pp__thread_set_name(w->name);
     current = w;
 
-    apr_thread_mutex_lock(pool->lock);
     for (;;) {
-        if (pp__queue_pop(&pool->queue, &e)) {
-            pp__counter_add(&pool->started, 1);
-            if (pool->nwaiting)
-                apr_thread_cond_signal(pool->not_full);
-            apr_thread_mutex_unlock(pool->lock);
+        if (pp__deque_pop(w->deque, &e) || take_global(w, &e)) {
             run_entry(w, &e);
-            apr_thread_mutex_lock(pool->lock);
             continue;
         }
-        if (pool->state != STATE_RUNNING)
+        atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
+        if (!search(w, &e))
             break;
-        /* Queue empty, lock held: announce idleness in the same critical
-         * section as the check. This is the whole no-lost-wakeup argument. */
-        pool->idle[pool->nidle++] = w;
-        apr_thread_mutex_unlock(pool->lock);
-        /* A short spin catches a token that is about to arrive without the
-         * cost of sleeping; it is bounded, so an idle pool still sleeps. */
-        for (i = 0; i < pool->cfg.spin && !pp__park_notified(w->parker); i++)
-            ;
-        pp__counter_add(&w->parks, 1);
-        pp__park(w->parker);
-        apr_thread_mutex_lock(pool->lock);
+        run_entry(w, &e);
     }
+    apr_thread_mutex_lock(pool->lock);
     if (--pool->live == 0)
         apr_thread_cond_broadcast(pool->exited);
     apr_thread_mutex_unlock(pool->lock);
@@ -215,28 +478,75 @@ static apr_status_t wait_room(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flag
     }
 }
 
-static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e,
-                            apr_uint32_t flags)
+/* Wake-ups a batch makes after unlocking; more idle workers than this are
+ * unparked under the lock, which is correct, only slower. */
+#define BATCH_WAKE_MAX 64
+
+/* Put n entries like e on the global queue (the i-th with fns[i] and
+ * args[i] when fns is given), all or none, and wake up to min(n, idle)
+ * workers, one fewer for each that is searching already. */
+static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task_fn *fns,
+                            void *const *args, apr_uint32_t n, apr_uint32_t flags)
 {
+    pp__worker_t *wake[BATCH_WAKE_MAX], *w;
+    apr_uint32_t i = 0, nwake = 0, want, searching;
+    pp__entry_t x = *e;
     apr_status_t rv;
-    pp__worker_t *wake = NULL;
 
     apr_thread_mutex_lock(pool->lock);
-    rv = wait_room(pool, 1, flags);
+    rv = wait_room(pool, n, flags);
     if (rv != APR_SUCCESS)
         goto out;
-    rv = pp__queue_push(&pool->queue, e);
-    if (rv != APR_SUCCESS)
-        goto out;
-    pp__counter_add(&pool->submitted, 1);
-    wake = pop_idle(pool);
+    for (i = 0; i < n; i++) {
+        if (fns) {
+            x.fn = fns[i];
+            x.arg = args[i];
+        }
+        rv = pp__queue_push(&pool->queue, &x);
+        if (rv != APR_SUCCESS) {
+            pool->queue.tail -= i;    /* all or nothing: take back ours */
+            goto out;
+        }
+    }
+    pp__counter_add(&pool->submitted, n);
+    publish_qlen(pool);
+    atomic_thread_fence(memory_order_seq_cst);
+    searching = load32(&pool->nsearching);
+    want = n > searching ? n - searching : 0;
+    while (want-- > 0 && (w = pop_idle(pool)) != NULL) {
+        if (nwake < BATCH_WAKE_MAX)
+            wake[nwake++] = w;
+        else
+            pp__unpark(w->parker);
+    }
 out:
     apr_thread_mutex_unlock(pool->lock);
-    if (wake)
-        pp__unpark(wake->parker);
+    for (i = 0; i < nwake; i++)
+        pp__unpark(wake[i]->parker);
     return rv;
 }
 
+/* A task's submit of a task: onto the worker's own deque, no lock. */
+static apr_status_t push_local(pp__worker_t *w, const pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+
+    if (apr_atomic_read32(&pool->state) != STATE_RUNNING)
+        return PP_ESHUTDOWN;
+    pp__counter_add(&w->submitted, 1);    /* before the task can start */
+    pp__deque_push(w->deque, e);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (wake_wanted(pool))
+        wake_one(pool);
+    return APR_SUCCESS;
+}
+
+static apr_status_t submit_entry(pp_pool_t *pool, const pp__entry_t *e, apr_uint32_t flags)
+{
+    if (current && current->pool == pool && !pp__deque_full(current->deque))
+        return push_local(current, e);
+    return enqueue(pool, e, NULL, NULL, 1, flags);
+}
 apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
                             pp_group_t *group, apr_uint32_t flags)
 {
@@ -255,7 +565,7 @@ apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
         if (rv != APR_SUCCESS)
             return rv;
     }
-    rv = enqueue(pool, &e, flags);
+    rv = submit_entry(pool, &e, flags);
     if (rv != APR_SUCCESS && group)
         pp__group_leave(group, rv, 0, 1);
     return rv;
@@ -278,16 +588,11 @@ apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg)
     return pp_submit_ex(pool, fn, arg, NULL, 0);
 }
 
-/* Wake-ups a batch makes after unlocking; more idle workers than this are
- * unparked under the lock, which is correct, only slower. */
-#define BATCH_WAKE_MAX 64
-
 apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const *args,
                              apr_uint32_t n, pp_group_t *group)
 {
-    pp__worker_t *wake[BATCH_WAKE_MAX], *w;
-    apr_uint32_t i, nwake = 0, cap = pool ? pool->cfg.queue_capacity : 0;
-    apr_status_t rv = APR_SUCCESS;
+    apr_uint32_t i, cap = pool ? pool->cfg.queue_capacity : 0;
+    apr_status_t rv;
     pp__entry_t e;
 
     if (!pool || !fns || (n && !args))
@@ -304,36 +609,12 @@ apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const
         if (rv != APR_SUCCESS)
             return rv;
     }
+    e.fn = NULL;
+    e.arg = NULL;
     e.release = NULL;
     e.name = NULL;
     e.group = group;
-
-    apr_thread_mutex_lock(pool->lock);
-    rv = wait_room(pool, n, 0);
-    if (rv != APR_SUCCESS)
-        goto out;
-    for (i = 0; i < n; i++) {
-        e.fn = fns[i];
-        e.arg = args[i];
-        rv = pp__queue_push(&pool->queue, &e);
-        if (rv != APR_SUCCESS) {
-            /* All or nothing: take back what this batch pushed. */
-            pool->queue.tail -= i;
-            goto out;
-        }
-    }
-    pp__counter_add(&pool->submitted, n);
-    /* At most one wake-up per task, and only for workers that are idle. */
-    for (i = 0; i < n && (w = pop_idle(pool)) != NULL; i++) {
-        if (nwake < BATCH_WAKE_MAX)
-            wake[nwake++] = w;
-        else
-            pp__unpark(w->parker);
-    }
-out:
-    apr_thread_mutex_unlock(pool->lock);
-    for (i = 0; i < nwake; i++)
-        pp__unpark(wake[i]->parker);
+    rv = enqueue(pool, &e, fns, args, n, 0);
     if (rv != APR_SUCCESS && group)
         pp__group_leave(group, rv, 0, n);
     return rv;
@@ -341,18 +622,10 @@ out:
 
 void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
 {
-    const pp_config_t *cfg = &pool->cfg;
     pp__entry_t e;
 
-    while (pp__queue_pop(q, &e)) {
-        if (cfg->on_task_error)
-            cfg->on_task_error(PP_ECANCELLED, e.name ? e.name : "", cfg->baton);
-        if (e.release)
-            e.release(e.arg);
-        pp__counter_add_shared(&pool->cancelled, 1);    /* cancels may overlap */
-        if (e.group)
-            pp__group_leave(e.group, PP_ECANCELLED, 1, 1);
-    }
+    while (pp__queue_pop(q, &e))
+        drop_entry(pool, &e);
 }
 
 apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
@@ -362,6 +635,7 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
 
     apr_thread_mutex_lock(pool->lock);
     rv = pp__queue_take_group(&pool->queue, g, out);
+    publish_qlen(pool);
     if (rv == APR_SUCCESS && pool->nwaiting)
         apr_thread_cond_broadcast(pool->not_full);
     apr_thread_mutex_unlock(pool->lock);
@@ -423,6 +697,21 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
     return APR_SUCCESS;
 }
 
+/* A cancel takes what waits in the workers' deques as a thief would.
+ * Their owners may still be running tasks that submit more; those see the
+ * pool cancelling and drop what they take (run_entry). */
+static void drop_deques(pp_pool_t *pool)
+{
+    pp__entry_t e;
+    apr_uint32_t i;
+    int r;
+
+    for (i = 0; i < pool->cfg.threads; i++)
+        while ((r = pp__deque_steal(&pool->deques[i], &e)) != 0)
+            if (r > 0)
+                drop_entry(pool, &e);
+}
+
 apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
                               apr_interval_time_t timeout)
 {
@@ -441,6 +730,7 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
         /* Take the whole ring: dropping happens outside the lock. */
         dropped = pool->queue;
         memset(&pool->queue, 0, sizeof(pool->queue));
+        publish_qlen(pool);
     }
     else if (pool->state == STATE_RUNNING) {
         apr_atomic_set32(&pool->state, STATE_DRAINING);
@@ -453,6 +743,8 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
 
     pp__pool_drop(pool, &dropped);
     pp__queue_destroy(&dropped);
+    if (how == PP_CANCEL)
+        drop_deques(pool);
     if (changed && pool->cfg.on_log) {    /* once per step, not per call */
         pp_stats_t st;
         pp_pool_stats(pool, &st);
@@ -468,7 +760,7 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
 
 void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
 {
-    apr_uint64_t done = 0, started, cancelled;
+    apr_uint64_t done = 0, started = 0, cancelled;
     apr_uint32_t i;
 
     memset(out, 0, sizeof(*out));
@@ -484,9 +776,12 @@ void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
         out->parks += pp__counter_read(&w->parks);
     }
     done = out->completed + out->failed;
-    started = pp__counter_read(&pool->started);
+    for (i = 0; i < pool->nstarted; i++)
+        started += pp__counter_read(&worker_at(pool, i)->started);
     cancelled = pp__counter_read(&pool->cancelled);
     out->submitted = pp__counter_read(&pool->submitted);
+    for (i = 0; i < pool->nstarted; i++)
+        out->submitted += pp__counter_read(&worker_at(pool, i)->submitted);
     out->unparks = pp__counter_read(&pool->unparks);
     out->cancelled = cancelled;
     out->running = started - done;
@@ -626,10 +921,17 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     pool->slots = (worker_slot *)(((apr_uintptr_t)raw + CACHE_LINE - 1)
                                   & ~(apr_uintptr_t)(CACHE_LINE - 1));
     pool->idle = apr_pcalloc(p, pool->cfg.threads * sizeof(*pool->idle));
+    raw = apr_pcalloc(p, (pool->cfg.threads + 1) * sizeof(pp__deque_t));
+    pool->deques = (pp__deque_t *)(((apr_uintptr_t)raw + CACHE_LINE - 1)
+                                   & ~(apr_uintptr_t)(CACHE_LINE - 1));
+    pool->min_spin = pool->cfg.spin / 16;
     for (i = 0; i < pool->cfg.threads; i++) {
         pp__worker_t *w = worker_at(pool, i);
         w->pool = pool;
         w->index = i;
+        w->deque = &pool->deques[i];
+        w->spin = pool->cfg.spin;
+        pp__deque_init(w->deque);
         w->name = worker_name(p, pool->cfg.name_prefix, i);
         rv = pp__parker_create(&w->parker, p);
         if (rv != APR_SUCCESS)

@@ -193,6 +193,67 @@ static void test_group_cancel(void)
     apr_pool_destroy(p);
 }
 
+/* A task that queues n counted children of its group in its worker's
+ * deque, then holds the worker until the gate opens. */
+typedef struct nest {
+    pp_pool_t *pool;
+    pp_group_t *g;
+    counted *c;
+    t_gate gate;
+    apr_uint32_t n;
+    volatile apr_uint32_t errors;
+} nest;
+
+static apr_status_t nest_then_hold(void *arg, pp_task_ctx_t *ctx)
+{
+    nest *ns = arg;
+    pp_task_t t = { counted_task, NULL, counted_release, "c" };
+    apr_uint32_t i;
+
+    t.arg = ns->c;
+    for (i = 0; i < ns->n; i++)
+        if (pp_submit_task(ns->pool, &t, ns->g, 0) != APR_SUCCESS)
+            apr_atomic_inc32(&ns->errors);
+    return t_hold_task(&ns->gate, ctx);
+}
+
+/* Tasks of a cancelled group that wait in a worker's deque, out of the
+ * cancel's reach, are dropped when their turn comes, never run. */
+static void test_group_cancel_reaches_deques(void)
+{
+    apr_pool_t *p;
+    pp_config_t cfg;
+    pp_group_t *g;
+    counted in_g;
+    nest ns;
+
+    memset(&in_g, 0, sizeof(in_g));
+    memset((void *)&ns, 0, sizeof(ns));
+    apr_pool_create(&p, t_root);
+    pp_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.on_task_error = counted_error;
+    cfg.baton = &in_g;
+    T_OK_FATAL(pp_pool_create(&ns.pool, &cfg, p));
+    T_OK_FATAL(pp_group_create(&g, p));
+    ns.g = g;
+    ns.c = &in_g;
+    ns.n = 50;
+    T_OK(pp_submit(ns.pool, nest_then_hold, &ns));    /* the holder is not in g */
+    t_gate_wait_arrived(&ns.gate, 1);
+    CU_ASSERT_EQUAL(ns.errors, 0);
+    T_OK(pp_group_cancel(g));
+    t_gate_open(&ns.gate);
+    T_OK(pp_group_wait(g, apr_time_from_sec(30)));
+    CU_ASSERT_EQUAL(in_g.ran, 0);
+    CU_ASSERT_EQUAL(in_g.released, 50);
+    CU_ASSERT_EQUAL(in_g.reports, 50);
+    CU_ASSERT_EQUAL(pp_group_status(g), PP_ECANCELLED);
+    T_OK(pp_pool_shutdown(ns.pool, PP_DRAIN, -1));
+    t_assert_accounted(ns.pool);
+    apr_pool_destroy(p);
+}
+
 static void test_group_one_pool_per_round(void)
 {
     apr_pool_t *p;
@@ -292,6 +353,7 @@ void t_register_group(void)
     CU_add_test(s, "a round ends with a wait, not at zero", test_group_round_ends_with_wait);
     CU_add_test(s, "wait with a timeout", test_group_wait_timeout);
     CU_add_test(s, "cancel drops only the group's queued tasks", test_group_cancel);
+    CU_add_test(s, "cancel reaches its tasks in a worker's deque", test_group_cancel_reaches_deques);
     CU_add_test(s, "one pool per round", test_group_one_pool_per_round);
     CU_add_test(s, "waiting inside an own task is refused", test_group_wait_in_own_task);
     CU_add_test(s, "the group's pool waits for its tasks", test_group_pool_cleanup_waits);

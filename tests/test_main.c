@@ -51,6 +51,7 @@ int main(int argc, char **argv)
     }
     t_register_park();
     t_register_queue();
+    t_register_deque();
     t_register_pool();
     t_register_shutdown();
     t_register_group();

@@ -308,6 +308,70 @@ static void test_nested_fanout_bounded(void)
     check_tree(64);
 }
 
+/* A task that queues n children in its worker's deque and then waits
+ * for them: only other workers, stealing, can run them. */
+typedef struct spread {
+    pp_pool_t *pool;
+    apr_uint32_t n, parent;
+    volatile apr_uint32_t ran, errors, all_ran, parent_ran_one;
+} spread;
+
+static apr_status_t spread_child(void *arg, pp_task_ctx_t *ctx)
+{
+    spread *s = arg;
+
+    if (pp_task_worker(ctx) == s->parent)
+        apr_atomic_set32(&s->parent_ran_one, 1);
+    apr_atomic_inc32(&s->ran);
+    return APR_SUCCESS;
+}
+
+static apr_status_t spread_parent(void *arg, pp_task_ctx_t *ctx)
+{
+    spread *s = arg;
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(20);
+    apr_uint32_t i;
+
+    s->parent = pp_task_worker(ctx);
+    for (i = 0; i < s->n; i++)
+        if (pp_submit(s->pool, spread_child, s) != APR_SUCCESS)
+            apr_atomic_inc32(&s->errors);
+    while (apr_atomic_read32(&s->ran) < s->n && apr_time_now() < deadline)
+        apr_sleep(200);
+    apr_atomic_set32(&s->all_ran, apr_atomic_read32(&s->ran) == s->n);
+    return APR_SUCCESS;
+}
+
+/* The nested submits wake a parked worker, which steals them (a half at a
+ * time) while their submitter is busy. */
+static void test_idle_workers_steal(void)
+{
+    apr_pool_t *p;
+    spread s;
+    pp_group_t *g;
+    pp_stats_t st;
+    int threads;
+
+    for (threads = 2; threads <= 4; threads += 2) {
+        apr_pool_create(&p, t_root);
+        memset((void *)&s, 0, sizeof(s));
+        s.pool = t_pool(p, (apr_uint32_t)threads, 0);
+        s.n = 200;    /* fits the submitter's deque */
+        T_OK_FATAL(pp_group_create(&g, p));
+        wait_parks(s.pool, (apr_uint64_t)threads, &st);    /* all asleep */
+        T_OK(pp_submit_ex(s.pool, spread_parent, &s, g, 0));
+        T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+        CU_ASSERT_EQUAL(s.errors, 0);
+        CU_ASSERT_EQUAL(s.all_ran, 1);
+        CU_ASSERT_EQUAL(s.parent_ran_one, 0);
+        T_OK(pp_pool_shutdown(s.pool, PP_DRAIN, -1));
+        pp_pool_stats(s.pool, &st);
+        CU_ASSERT_EQUAL(st.completed, 201);
+        t_assert_accounted(s.pool);
+        apr_pool_destroy(p);
+    }
+}
+
 /* ---------------------------------------------------- failure isolation */
 
 typedef struct failures {
@@ -658,6 +722,7 @@ void t_register_pool(void)
     CU_add_test(s, "batch submit: once each, min(n, idle) wake-ups", test_batch);
     CU_add_test(s, "nested fan-out of 2^17 tasks", test_nested_fanout);
     CU_add_test(s, "nested fan-out on a queue of capacity 64", test_nested_fanout_bounded);
+    CU_add_test(s, "idle workers steal a busy worker's queued tasks", test_idle_workers_steal);
     CU_add_test(s, "failing tasks are counted, reported, isolated", test_failure_isolation);
     CU_add_test(s, "bounded queue: PP_EFULL and blocking submit", test_bounded_queue);
     CU_add_test(s, "pp_task_emit reaches on_output", test_emit);

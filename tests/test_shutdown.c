@@ -287,6 +287,63 @@ static void test_shutdown_releases_blocked_submitter(void)
     apr_pool_destroy(p);
 }
 
+/* A task that queues n tallied children (in its worker's own deque) and
+ * then holds the worker, deaf to the cancel. */
+typedef struct nest {
+    pp_pool_t *pool;
+    tally *t;
+    t_gate gate;
+    apr_uint32_t n;
+    volatile apr_uint32_t errors;
+} nest;
+
+static apr_status_t nest_then_hold(void *arg, pp_task_ctx_t *ctx)
+{
+    nest *ns = arg;
+    pp_task_t task = { tally_task, NULL, tally_release, "tallied" };
+    apr_uint32_t i;
+
+    task.arg = ns->t;
+    for (i = 0; i < ns->n; i++)
+        if (pp_submit_task(ns->pool, &task, NULL, 0) != APR_SUCCESS)
+            apr_atomic_inc32(&ns->errors);
+    return t_hold_task(&ns->gate, ctx);
+}
+
+/* A cancel reaches into the workers' deques: their tasks are dropped by the
+ * cancelling call itself, though the only worker is busy. */
+static void test_cancel_drops_deque_tasks(void)
+{
+    apr_pool_t *p;
+    tally t;
+    nest ns;
+    pp_stats_t st;
+
+    memset(&t, 0, sizeof(t));
+    memset((void *)&ns, 0, sizeof(ns));
+    apr_pool_create(&p, t_root);
+    ns.pool = tally_pool(p, &t, 1);
+    ns.t = &t;
+    ns.n = 200;
+    T_OK(pp_submit(ns.pool, nest_then_hold, &ns));
+    t_gate_wait_arrived(&ns.gate, 1);
+    CU_ASSERT_EQUAL(ns.errors, 0);
+    pp_pool_stats(ns.pool, &st);
+    CU_ASSERT_EQUAL(st.queued, 200);
+    CU_ASSERT_EQUAL(pp_pool_shutdown(ns.pool, PP_CANCEL, 0), APR_TIMEUP);
+    CU_ASSERT_EQUAL(t.cancelled_reports, 200);
+    CU_ASSERT_EQUAL(t.released, 200);
+    pp_pool_stats(ns.pool, &st);
+    CU_ASSERT_EQUAL(st.cancelled, 200);
+    CU_ASSERT_EQUAL(st.queued, 0);
+    t_gate_open(&ns.gate);
+    T_OK(pp_pool_shutdown(ns.pool, PP_CANCEL, apr_time_from_sec(30)));
+    CU_ASSERT_EQUAL(t.ran, 0);
+    CU_ASSERT_EQUAL(t.other_reports, 0);
+    t_assert_accounted(ns.pool);
+    apr_pool_destroy(p);
+}
+
 /* A drain that timed out can be turned into a cancel. */
 static void test_drain_then_cancel(void)
 {
@@ -322,4 +379,5 @@ void t_register_shutdown(void)
     CU_add_test(s, "shutdown from inside a task", test_shutdown_from_a_task);
     CU_add_test(s, "shutdown releases a blocked submitter", test_shutdown_releases_blocked_submitter);
     CU_add_test(s, "a timed-out drain becomes a cancel", test_drain_then_cancel);
+    CU_add_test(s, "cancel drops the tasks in the workers' deques", test_cancel_drops_deque_tasks);
 }

@@ -61,6 +61,7 @@ void t_assert_accounted(pp_pool_t *pool);
 /* Suites. */
 void t_register_park(void);
 void t_register_queue(void);
+void t_register_deque(void);
 void t_register_pool(void);
 void t_register_shutdown(void);
 void t_register_group(void);

@@ -1,0 +1,121 @@
+/*
+ * The work-stealing deque (deque.h). Orderings, as in Le et al. 2013,
+ * except that every store to bottom is a release: the paper's release
+ * fence before a relaxed store orders the same things, but
+ * ThreadSanitizer does not see fences, and on x86 both are one plain mov.
+ *
+ * - push: the slot is written before bottom moves (release), so a thief
+ *   that sees the new bottom (acquire) sees the entry, and what the task's
+ *   submitter wrote before submitting it.
+ * - pop: bottom is lowered before top is read, with a seq_cst fence between
+ *   them; a thief reads top, then (after its own fence) bottom. Of an owner
+ *   and a thief racing for the last entry, at least one sees the other, and
+ *   the CAS on top decides which of them has it.
+ * - steal: the CAS on top claims the slot read just before it; a thief that
+ *   loses throws its copy away. The owner rewrites a slot only once top has
+ *   passed it (pp__deque_full reads top with acquire), so a winning thief's
+ *   copy was never torn.
+ */
+#include "deque.h"
+
+#define MASK (PP__DEQUE_SIZE - 1)
+
+static void slot_put(pp__slot_t *s, const pp__entry_t *e)
+{
+    atomic_store_explicit(&s->fn, e->fn, memory_order_relaxed);
+    atomic_store_explicit(&s->arg, e->arg, memory_order_relaxed);
+    atomic_store_explicit(&s->release, e->release, memory_order_relaxed);
+    atomic_store_explicit(&s->name, e->name, memory_order_relaxed);
+    atomic_store_explicit(&s->group, e->group, memory_order_relaxed);
+}
+
+static void slot_get(pp__slot_t *s, pp__entry_t *e)
+{
+    e->fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
+    e->arg = atomic_load_explicit(&s->arg, memory_order_relaxed);
+    e->release = atomic_load_explicit(&s->release, memory_order_relaxed);
+    e->name = atomic_load_explicit(&s->name, memory_order_relaxed);
+    e->group = atomic_load_explicit(&s->group, memory_order_relaxed);
+}
+
+void pp__deque_init(pp__deque_t *d)
+{
+    pp__entry_t none = { NULL, NULL, NULL, NULL, NULL };
+    apr_uint32_t i;
+
+    atomic_init(&d->top, 0);
+    atomic_init(&d->bottom, 0);
+    for (i = 0; i < PP__DEQUE_SIZE; i++)
+        slot_put(&d->slot[i], &none);
+}
+
+int pp__deque_full(pp__deque_t *d)
+{
+    apr_uint32_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    apr_uint32_t t = atomic_load_explicit(&d->top, memory_order_acquire);
+
+    return b - t >= PP__DEQUE_SIZE;
+}
+
+void pp__deque_push(pp__deque_t *d, const pp__entry_t *e)
+{
+    apr_uint32_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+
+    slot_put(&d->slot[b & MASK], e);
+    atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+}
+
+int pp__deque_pop(pp__deque_t *d, pp__entry_t *e)
+{
+    apr_uint32_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    apr_uint32_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+    apr_int32_t left;
+    int won;
+
+    /* Empty, and only we could fill it: top only grows, so a stale top
+     * overstates the length. Spares the fence on the idle path. */
+    if ((apr_int32_t)(b - t) <= 0)
+        return 0;
+    b--;
+    atomic_store_explicit(&d->bottom, b, memory_order_release);
+    atomic_thread_fence(memory_order_seq_cst);
+    t = atomic_load_explicit(&d->top, memory_order_relaxed);
+    left = (apr_int32_t)(b - t);
+    if (left < 0) {    /* it was empty */
+        atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+        return 0;
+    }
+    slot_get(&d->slot[b & MASK], e);
+    if (left > 0)      /* more than one: no thief can reach this one */
+        return 1;
+    /* The last entry: a thief may be taking it right now. */
+    won = atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
+                                                  memory_order_relaxed);
+    atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
+    return won;
+}
+
+int pp__deque_steal(pp__deque_t *d, pp__entry_t *e)
+{
+    apr_uint32_t t = atomic_load_explicit(&d->top, memory_order_acquire);
+    apr_uint32_t b;
+
+    atomic_thread_fence(memory_order_seq_cst);
+    b = atomic_load_explicit(&d->bottom, memory_order_acquire);
+    if ((apr_int32_t)(b - t) <= 0)
+        return 0;
+    slot_get(&d->slot[t & MASK], e);
+    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
+                                                 memory_order_relaxed))
+        return -1;
+    return 1;
+}
+
+apr_uint32_t pp__deque_len(pp__deque_t *d)
+{
+    apr_uint32_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+    apr_uint32_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    apr_int32_t n = (apr_int32_t)(b - t);
+
+    return n > 0 ? (apr_uint32_t)n : 0;
+}
