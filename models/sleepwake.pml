@@ -1,31 +1,50 @@
 /*
  * The sleep/wake protocol of src/pool.c, for spin.
  *
- * W workers and S submitters (each submitting T tasks) share a queue,
- * guarded by one lock, and an idle stack. Each worker owns a three-state
- * parker modelled on the futex backend (src/park_futex.c): the futex
- * wait sleeps only while the word is PARKED, and may return spuriously
- * (up to SPURIOUS times per worker, so that the system can quiesce). A
- * shutdown (drain) races with the submitters.
+ * W workers, each with a deque (a count here) and a three-state parker
+ * modelled on the futex backend (src/park_word.c: the futex wait sleeps
+ * only while the word is PARKED, and may return spuriously, up to
+ * SPURIOUS times per worker so that the system can quiesce). S outside
+ * submitters each put T tasks on the global queue, under the queue lock.
+ * A running task may submit a child into its worker's deque (NEST of them
+ * in all) and may then block for good (one task at most: a long task,
+ * during which only the other workers can run what it queued). A drain
+ * shutdown may or may not come.
+ *
+ * Workers search (take from the global queue, steal from a deque) while
+ * counted in nsearching, give up at any moment (a spin budget running
+ * out), and then go idle as pool.c's search() does: under the lock, check
+ * the global queue, announce themselves idle and stop counting as
+ * searching, then look at the deques and take the announcement back if one
+ * holds a task. A submitter wakes an idle worker only if nobody searches,
+ * and counts it as searching; the last searcher to find work wakes one
+ * more if more is visible. Promela is sequentially consistent: the C code
+ * earns that for these accesses with its seq_cst fences.
  *
  * Checked (spin -a; cc -DSAFETY; ./pan):
- *  - no invalid end state: nobody is stuck but parked workers;
- *  - when nothing can move any more (timeout), no task is queued: a task
- *    never stays queued while every worker is parked;
- *  - (by construction of the model) a submit pops at most one idle worker.
+ *  - no invalid end state: nobody is stuck but parked workers, blocked
+ *    tasks and the workers that left;
+ *  - when nothing can move any more (timeout): the global queue is empty,
+ *    and a deque holds tasks only if its owner is blocked and no worker is
+ *    parked: a task never waits while a worker sleeps.
  *
- * sleepwake_naive.pml defines NAIVE: the worker checks "queue empty" and
- * announces itself idle in two separate critical sections, the classic
- * lost wakeup. spin must find the violation there (tests/spin.sh).
+ * Two mutants that spin must reject (tests/spin.sh): sleepwake_naive.pml
+ * defines NAIVE, where the worker checks the queues and announces itself
+ * idle in two separate steps, the classic lost wakeup (on the global queue
+ * and on the deques alike); NO_NESTED_WAKE makes a nested submit wake
+ * nobody, trusting the owner to run its own deque.
  */
 #ifndef W
-#define W 3
+#define W 2
 #endif
 #ifndef S
-#define S 2
+#define S 1
 #endif
 #ifndef T
-#define T 2
+#define T 1
+#endif
+#ifndef NEST
+#define NEST 1
 #endif
 #ifndef SPURIOUS
 #define SPURIOUS 1
@@ -35,20 +54,29 @@
 #define NOTIFIED 1
 #define PARKED   2
 
-/* Only what the protocol needs is state: every extra counter multiplies
- * the states spin must visit. A task that ran is one that left the queue,
- * so "no task stays queued" is "queue == 0 when nothing can move". */
 bool lock;
-byte queue;              /* tasks queued */
-bool shut;               /* shutdown has begun */
+byte gq;                 /* tasks on the global queue */
+byte dq[W];              /* tasks in each worker's deque */
+bool shut;
 byte idle[W];            /* LIFO stack of idle worker ids */
 byte nidle;
+byte nsearching;
 byte tok[W];             /* parker state */
 bool sleeping[W];        /* inside futex_wait */
+bool blocked[W];         /* running a task that never returns */
+byte nested;             /* children submitted so far */
+bool someone_blocked;
 
+#if W == 2
+#define ANYDQ (dq[0] + dq[1] > 0)
+#elif W == 3
+#define ANYDQ (dq[0] + dq[1] + dq[2] > 0)
+#else
+#error W must be 2 or 3
+#endif
 
-/* old is the caller's scratch variable, cleared after use so that
- * states differing only in dead locals collapse into one. */
+/* old is the caller's scratch variable, cleared after use so that states
+ * differing only in dead locals collapse into one. */
 inline unpark(w, old) {
     atomic { old = tok[w]; tok[w] = NOTIFIED }
     atomic {
@@ -61,7 +89,6 @@ inline unpark(w, old) {
 }
 
 inline park(me, spurious, got) {
-    /* NOTIFIED -> EMPTY (consume) or EMPTY -> PARKED, in one atomic step */
     atomic {
         if
         :: tok[me] == NOTIFIED -> tok[me] = EMPTY; got = true
@@ -71,7 +98,6 @@ inline park(me, spurious, got) {
     do
     :: got -> break
     :: else ->
-        /* FUTEX_WAIT: sleep only if the word is still PARKED */
         atomic {
             if
             :: tok[me] == PARKED -> sleeping[me] = true
@@ -93,87 +119,205 @@ end_wait:
     got = false
 }
 
-/*
- * A critical section that touches only lock-protected variables is one
- * atomic step: while the lock is held nobody else can look at them, so the
- * interleavings inside it are invisible. Parker words are touched outside
- * the lock (or by the shutdown while it holds the lock) and keep their
- * separate steps, which is where the races live.
- */
-#define RUN  1
-#define PARK 2
-#define EXIT 3
-#define ANNOUNCE 4
+/* pop_idle under the lock, counting the woken worker as searching. */
+inline pop_idle(w, woke) {
+    nidle--; w = idle[nidle]; idle[nidle] = 0; nsearching++; woke = true
+}
 
-proctype worker(byte me) {
-    byte act, spurious;
-    bool got;
-    do
-    :: atomic {
+/* wake_one(): under the lock, only if still nobody searches. */
+inline wake_one(w, old, woke) {
+    atomic {
         !lock ->
         if
-        :: queue > 0 -> queue--; act = RUN   /* the task runs unlocked */
-        :: queue == 0 && shut -> act = EXIT
-        :: queue == 0 && !shut ->
-#ifdef NAIVE
-            act = ANNOUNCE   /* mutant: saw it empty, announces idle later */
-#else
-            idle[nidle] = me; nidle++; act = PARK
-#endif
+        :: nsearching == 0 && nidle > 0 -> pop_idle(w, woke)
+        :: else -> skip
         fi
+    }
+    if
+    :: woke -> unpark(w, old); w = 0; woke = false
+    :: else -> skip
+    fi
+}
+
+/* A task runs: it may submit a child into this worker's deque (push,
+ * fence, then look at nsearching and nidle: separate steps), and may then
+ * never return. */
+inline run_task(me, w, old, woke, ok) {
+    if
+    :: atomic { nested < NEST -> nested++; ok = !shut }   /* push_local's state check */
+        if
+        :: ok ->
+            dq[me]++;
+#ifdef NO_NESTED_WAKE
+            ok = false;   /* mutant: a nested submit never wakes anybody */
+#else
+            atomic { ok = (nsearching == 0 && nidle > 0) };
+#endif
+            if
+            :: ok -> wake_one(w, old, woke)
+            :: else -> skip
+            fi;
+            ok = false
+        :: else -> skip
+        fi
+    :: true -> skip
+    fi;
+    if
+    :: atomic { !someone_blocked -> someone_blocked = true; blocked[me] = true }
+end_blocked:
+        false
+    :: true -> skip
+    fi
+}
+
+/* found_work(): the last searcher to find work wakes one more if more
+ * is visible. */
+inline found_work(w, old, woke, ok) {
+    atomic { nsearching--; ok = (nsearching == 0) };
+    if
+    :: ok ->
+        atomic { ok = (nidle > 0 && (gq > 0 || ANYDQ)) };
+        if
+        :: ok -> wake_one(w, old, woke)
+        :: else -> skip
+        fi;
+        ok = false
+    :: else -> skip
+    fi
+}
+
+#define RUN    1
+#define SEARCH 2
+#define EXIT   3
+
+proctype worker(byte me) {
+    byte act, spurious, w, old;
+    bool got, woke, ok;
+    do
+    :: /* its own deque, then the global queue, before searching */
+       atomic {
+           if
+           :: dq[me] > 0 -> dq[me]--; act = RUN
+           :: else -> act = SEARCH
+           fi
        }
        if
-       :: act == RUN -> skip
-       :: act == EXIT -> break
-       :: act == PARK -> park(me, spurious, got)
-       :: act == ANNOUNCE ->
-            atomic { !lock -> idle[nidle] = me; nidle++ }
-            park(me, spurious, got)
+       :: act == SEARCH ->
+           atomic {
+               !lock ->
+               if
+               :: gq > 0 -> gq--; act = RUN
+               :: else -> skip
+               fi
+           }
+       :: else -> skip
        fi;
-       act = 0
+       if
+       :: act == RUN -> run_task(me, w, old, woke, ok); act = 0
+       :: else ->
+           nsearching++;
+           /* search(): poll, or go idle; after a wake-up, search again */
+           do
+           :: atomic { !lock && gq > 0 -> gq-- };          /* take_global */
+               found_work(w, old, woke, ok); act = RUN; break
+           :: atomic { me != 0 && dq[0] > 0 -> dq[0]-- };    /* steal */
+               found_work(w, old, woke, ok); act = RUN; break
+           :: atomic { me != 1 && dq[1] > 0 -> dq[1]-- };
+               found_work(w, old, woke, ok); act = RUN; break
+#if W == 3
+           :: atomic { me != 2 && dq[2] > 0 -> dq[2]-- };
+               found_work(w, old, woke, ok); act = RUN; break
+#endif
+           :: true ->                                       /* budget gone */
+               atomic { !lock -> lock = true };
+               if
+               :: gq > 0 ->
+                   gq--; lock = false;
+                   found_work(w, old, woke, ok); act = RUN; break
+               :: gq == 0 && shut && ANYDQ -> lock = false   /* help drain */
+               :: gq == 0 && shut && !ANYDQ ->
+                   nsearching--; lock = false; act = EXIT; break
+               :: gq == 0 && !shut ->
+#ifdef NAIVE
+                   /* mutant: looks at the deques before announcing */
+                   if
+                   :: ANYDQ -> lock = false
+                   :: else ->
+                       lock = false;
+                       atomic { !lock -> idle[nidle] = me; nidle++; nsearching-- };
+                       park(me, spurious, got)
+                   fi
+#else
+                   idle[nidle] = me; nidle++; nsearching--;
+                   if
+                   :: ANYDQ ->   /* take the announcement back */
+                       nidle--; idle[nidle] = 0; nsearching++; lock = false
+                   :: else ->
+                       lock = false;
+                       park(me, spurious, got)
+                   fi
+#endif
+               fi
+           od;
+           if
+           :: act == RUN -> run_task(me, w, old, woke, ok); act = 0
+           :: act == EXIT -> break
+           fi
+       fi
     od
 }
 
+/* enqueue(): push under the lock, then (lock still held, a step later)
+ * read nsearching and pop an idle worker; unpark after unlocking. */
 proctype submitter() {
     byte k, w, old;
-    bool wake;
+    bool woke;
     for (k : 1 .. T) {
-        atomic {
-            !lock ->
-            wake = false;
-            if
-            :: shut -> skip   /* refused: PP_ESHUTDOWN */
-            :: else ->
-                queue++;
+        atomic { !lock -> lock = true };
+        if
+        :: shut -> skip   /* refused: PP_ESHUTDOWN */
+        :: else ->
+            gq++;
+            atomic {
                 if
-                :: nidle > 0 -> nidle--; w = idle[nidle]; idle[nidle] = 0; wake = true
+                :: nsearching == 0 && nidle > 0 -> pop_idle(w, woke)
                 :: else -> skip
                 fi
-            fi
-        }
-        /* unpark after unlocking, as enqueue() does */
+            }
+        fi;
+        lock = false;
         if
-        :: wake -> unpark(w, old); w = 0; wake = false
+        :: woke -> unpark(w, old); w = 0; woke = false
         :: else -> skip
         fi
     }
 }
 
-/* Holds the lock across the unparks, as pp_pool_shutdown() does. */
+/* A drain, or none. Holds the lock across the unparks, as
+ * pp_pool_shutdown() does. */
 proctype shutdown() {
     byte w, old;
-    atomic { !lock -> lock = true; shut = true }
-    do
-    :: nidle > 0 -> nidle--; w = idle[nidle]; idle[nidle] = 0; unpark(w, old)
-    :: else -> break
-    od;
-    lock = false
+    bool woke;
+    if
+    :: true ->
+        atomic { !lock -> lock = true; shut = true };
+        do
+        :: nidle > 0 -> pop_idle(w, woke); unpark(w, old); woke = false
+        :: else -> break
+        od;
+        lock = false
+    :: true -> skip
+    fi
 }
 
-/* When nothing else can move, the protocol must have left no task behind. */
+/* When nothing else can move, no task may wait while a worker sleeps. */
 proctype monitor() {
+    byte i;
     timeout ->
-    assert(queue == 0)
+    assert(gq == 0);
+    for (i : 0 .. W - 1) {
+        assert(dq[i] == 0 || (blocked[i] && nidle == 0))
+    }
 }
 
 init {

@@ -199,18 +199,22 @@ static void wake_one(pp_pool_t *pool)
         pp__unpark(w->parker);
 }
 
-/* Is there anything a searcher could take? After a seq_cst fence, this
- * sees every task queued before the other side's fence. */
-static int work_visible(pp_pool_t *pool)
+/* Does any deque hold a task? After a seq_cst fence, this sees every
+ * task pushed before the pusher's fence. */
+static int deques_busy(pp_pool_t *pool)
 {
     apr_uint32_t i;
 
-    if (load32(&pool->qlen) > 0)
-        return 1;
     for (i = 0; i < pool->cfg.threads; i++)
         if (pp__deque_len(&pool->deques[i]) > 0)
             return 1;
     return 0;
+}
+
+/* Is there anything a searcher could take? */
+static int work_visible(pp_pool_t *pool)
+{
+    return load32(&pool->qlen) > 0 || deques_busy(pool);
 }
 
 static void pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
@@ -401,6 +405,11 @@ static int search(pp__worker_t *w, pp__entry_t *e)
             return 1;
         }
         if (pool->state != STATE_RUNNING) {
+            /* Shutting down: help drain the deques, then leave. */
+            if (deques_busy(pool)) {
+                apr_thread_mutex_unlock(pool->lock);
+                continue;
+            }
             atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
             apr_thread_mutex_unlock(pool->lock);
             return 0;
@@ -410,10 +419,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
         atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
         atomic_thread_fence(memory_order_seq_cst);
-        for (i = 0; i < pool->cfg.threads; i++)
-            if (pp__deque_len(&pool->deques[i]) > 0)
-                break;
-        if (i < pool->cfg.threads) {
+        if (deques_busy(pool)) {
             /* A task came into a deque while we announced ourselves: take
              * the announcement back and go after it. */
             atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);

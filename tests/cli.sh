@@ -123,6 +123,21 @@ grep -q 'ETA' "$work/piped" && bad "progress bar in a pipe" || ok "no progress b
 pp run --progress -j 1 demo.sleep 300 300 > /dev/null 2> "$work/forced"
 grep -q 'ETA' "$work/forced" && ok "--progress forces it" || bad "--progress ignored"
 
+# --- parkpool bench runs the benchmark built beside it (Linux only)
+if [ "$windows" = 1 ]; then
+    pp bench --quick > /dev/null 2> "$work/bench.err"
+    check "bench without the benchmark exits 2" "$?" 2
+    grep -q 'not installed' "$work/bench.err" && ok "bench says why" || bad "bench: $(cat "$work/bench.err")"
+else
+    pp bench --quick --reps 1 --only parkpool --out "$work/bench" > "$work/bench.out" 2>&1
+    check "bench --quick exits 0" "$?" 0
+    rows=$(grep -cE '^parkpool +[24] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/bench.out")
+    check "bench: a row of figures for 2 and 4 workers" "$rows" 2
+    [ -s "$work/bench/results.csv" ] && ok "bench wrote results.csv" || bad "bench wrote no results.csv"
+    pp bench --no-such-option > /dev/null 2>&1
+    check "bench passes a bad option's exit status on" "$?" 2
+fi
+
 # --- streaming: 300,000 lines in bounded memory (the whole file at ~8 KiB
 # a task would need over 2 GB of address space)
 awk 'BEGIN { for (i = 0; i < 300000; i++) print "demo.echo " i }' > "$work/big"

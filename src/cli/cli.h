@@ -27,10 +27,18 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 apr_status_t cli_load_plugins(pp_registry_t **reg, apr_array_header_t *dirs,
                               const char *argv0, apr_pool_t *p);
 
+/**
+ * rel, taken from the folder of this program, when this program runs from
+ * its build tree (libtool runs it as <build>/.libs/[lt-]parkpool) and rel
+ * exists there; else NULL.
+ */
+const char *cli_build_tree_path(const char *argv0, const char *rel, apr_pool_t *p);
+
 /** Print s as a JSON string (with quotes) on f. */
 void cli_json_string(FILE *f, const char *s);
 
 int cli_plugins(int argc, const char *const *argv, apr_pool_t *p);
 int cli_run(int argc, const char *const *argv, apr_pool_t *p);
+int cli_bench(int argc, const char *const *argv, apr_pool_t *p);
 
 #endif

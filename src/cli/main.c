@@ -4,6 +4,7 @@
  *   parkpool plugins [-P DIR]... [--json]
  *   parkpool run [-P DIR]... [-j N] [-k] [-f FILE|-] [--progress|--no-progress]
  *                [--json] [TYPE ARG...]
+ *   parkpool bench [BENCHMARK OPTION]...
  */
 #include "config.h"
 #include "cli.h"
@@ -53,10 +54,7 @@ void cli_json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* The folder of the bundled plugins when this program runs from its build
- * tree: libtool runs it as <build>/.libs/[lt-]parkpool, and the plugins
- * sit in <build>/plugins/.libs. NULL when installed. */
-static const char *build_tree_plugins(const char *argv0, apr_pool_t *p)
+const char *cli_build_tree_path(const char *argv0, const char *rel, apr_pool_t *p)
 {
     const char *self = cli_os_self_path(p), *name;
     char *dir, *path;
@@ -64,7 +62,7 @@ static const char *build_tree_plugins(const char *argv0, apr_pool_t *p)
     apr_finfo_t fi;
 
     if (!self)
-        self = argv0;
+        self = argv0 ? argv0 : "";
     /* apr_filepath_name_get knows the OS's separators ('\\' too on Windows). */
     name = apr_filepath_name_get(self);
     len = (apr_size_t)(name - self);
@@ -73,10 +71,9 @@ static const char *build_tree_plugins(const char *argv0, apr_pool_t *p)
     dir = apr_pstrmemdup(p, self, len - 1);
     if (strcmp(apr_filepath_name_get(dir), ".libs") != 0)
         return NULL;
-    if (apr_filepath_merge(&path, dir, "../plugins/.libs", APR_FILEPATH_NATIVE, p) != APR_SUCCESS)
+    if (apr_filepath_merge(&path, dir, rel, APR_FILEPATH_NATIVE, p) != APR_SUCCESS)
         return NULL;
-    return apr_stat(&fi, path, APR_FINFO_TYPE, p) == APR_SUCCESS && fi.filetype == APR_DIR
-           ? path : NULL;
+    return apr_stat(&fi, path, APR_FINFO_TYPE, p) == APR_SUCCESS ? path : NULL;
 }
 
 static void load_dir(pp_registry_t *reg, const char *dir, int must_exist, apr_pool_t *p)
@@ -113,7 +110,7 @@ apr_status_t cli_load_plugins(pp_registry_t **reg, apr_array_header_t *dirs,
         for (i = 0; i < path->nelts; i++)
             if (*APR_ARRAY_IDX(path, i, const char *))
                 load_dir(*reg, APR_ARRAY_IDX(path, i, const char *), 0, p);
-    tree = build_tree_plugins(argv0 ? argv0 : "", p);
+    tree = cli_build_tree_path(argv0, "../plugins/.libs", p);
     load_dir(*reg, tree ? tree : PP_PLUGIN_DIR, 0, p);
     return APR_SUCCESS;
 }
@@ -197,6 +194,8 @@ static void usage(FILE *f)
         "               [--json] [TYPE ARG...]\n"
         "      run tasks: one 'TYPE ARG' per line of FILE (- for standard input), or\n"
         "      TYPE with each further word as one task's argument\n"
+        "  parkpool bench [--quick] [--reps N] [--timeout S] [--out DIR] [--only POOLS]\n"
+        "      run the benchmark against the peer pools and print the table\n"
         "\n"
         "  -P, --plugin-dir DIR  load plugins from DIR (before $PARKPOOL_PLUGIN_PATH\n"
         "                        and the installed %s)\n"
@@ -222,6 +221,14 @@ int main(int argc, const char *const *argv)
         return CLI_USAGE;
     }
     apr_pool_create(&p, NULL);
+    /* Before cli_os_init(), which blocks Ctrl-C's signal for its watcher:
+     * the benchmark inherits the signal mask and must stay interruptible. */
+    if (argc >= 2 && !strcmp(argv[1], "bench")) {
+        rc = cli_bench(argc - 1, argv + 1, p);
+        apr_pool_destroy(p);
+        apr_terminate();
+        return rc;
+    }
     cli_os_init();
     if (argc < 2) {
         usage(stderr);

@@ -1,0 +1,76 @@
+/*
+ * parkpool bench: runs the benchmark program (bench/bench.c, installed
+ * as $(pkglibexecdir)/pp_bench) with the given arguments and passes its
+ * exit status on. The benchmark stays a program of its own because it
+ * links the peer pools it compares (APR-util, GLib, libuv), which the
+ * tool has no business depending on.
+ */
+#include "config.h"
+#include "cli.h"
+
+#include <apr_file_info.h>
+#include <apr_strings.h>
+#include <apr_thread_proc.h>
+
+#include <string.h>
+
+/* Run from the build tree, the tool takes the benchmark built beside it;
+ * installed, the one in PP_BENCH_PROGRAM. NULL when there is none. */
+static const char *bench_program(const char *argv0, apr_pool_t *p)
+{
+    const char *tree = cli_build_tree_path(argv0, "../bench/pp_bench", p);
+    apr_finfo_t fi;
+
+    if (tree)
+        return tree;
+#ifdef PP_BENCH_PROGRAM
+    if (apr_stat(&fi, PP_BENCH_PROGRAM, APR_FINFO_TYPE, p) == APR_SUCCESS
+        && fi.filetype == APR_REG)
+        return PP_BENCH_PROGRAM;
+#else
+    (void)fi;
+#endif
+    return NULL;
+}
+
+int cli_bench(int argc, const char *const *argv, apr_pool_t *p)
+{
+    const char *prog = bench_program(argv[0], p);
+    const char **args;
+    apr_procattr_t *attr;
+    apr_proc_t proc;
+    apr_exit_why_e why;
+    apr_status_t rv;
+    char msg[256];
+    int i, code;
+
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("usage: parkpool bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n"
+               "                      [--only POOL,POOL...]\n"
+               "Runs the benchmark workloads W1-W6 for parkpool and the peer pools this\n"
+               "build found, and prints the table (see parkpool(1)).\n");
+        return CLI_OK;
+    }
+    if (!prog) {
+        cli_error("bench: the benchmark program is not installed with this build");
+        return CLI_USAGE;
+    }
+    args = apr_palloc(p, (apr_size_t)(argc + 1) * sizeof(*args));
+    args[0] = prog;
+    for (i = 1; i < argc; i++)
+        args[i] = argv[i];
+    args[argc] = NULL;
+    rv = apr_procattr_create(&attr, p);
+    if (rv == APR_SUCCESS)
+        rv = apr_procattr_cmdtype_set(attr, APR_PROGRAM_ENV);
+    if (rv == APR_SUCCESS)
+        rv = apr_proc_create(&proc, prog, args, NULL, attr, p);
+    if (rv != APR_SUCCESS) {
+        cli_error("bench: cannot run %s: %s", prog, pp_strerror(rv, msg, sizeof(msg)));
+        return CLI_USAGE;
+    }
+    rv = apr_proc_wait(&proc, &code, &why, APR_WAIT);
+    if (rv != APR_CHILD_DONE)
+        return CLI_FAILED;
+    return APR_PROC_CHECK_EXIT(why) ? code : CLI_FAILED;
+}
