@@ -16,8 +16,9 @@
  * out), and then go idle as pool.c's search() does: under the lock, check
  * the global queue, announce themselves idle and stop counting as
  * searching, then look at the deques and take the announcement back if one
- * holds a task. A submitter wakes an idle worker only if nobody searches,
- * and counts it as searching; the last searcher to find work wakes one
+ * holds a task. A submitter wakes an idle worker only if nobody searches
+ * (outside submitters: if fewer search than tasks wait in the global
+ * queue), and counts it as searching; the last searcher to find work wakes one
  * more if more is visible. Promela is sequentially consistent: the C code
  * earns that for these accesses with its seq_cst fences.
  *
@@ -268,7 +269,8 @@ proctype worker(byte me) {
 }
 
 /* enqueue(): push under the lock, then (lock still held, a step later)
- * read nsearching and pop an idle worker; unpark after unlocking. */
+ * read nsearching and pop an idle worker if more tasks wait than workers
+ * search; unpark after unlocking. */
 proctype submitter() {
     byte k, w, old;
     bool woke;
@@ -280,7 +282,7 @@ proctype submitter() {
             gq++;
             atomic {
                 if
-                :: nsearching == 0 && nidle > 0 -> pop_idle(w, woke)
+                :: gq > nsearching && nidle > 0 -> pop_idle(w, woke)
                 :: else -> skip
                 fi
             }

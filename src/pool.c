@@ -22,7 +22,8 @@
  * and parks.
  *
  * A submitter puts its task in a queue, issues a seq_cst fence and then
- * wakes one idle worker if nobody is searching and somebody is idle.
+ * wakes one idle worker if somebody is idle and nobody is searching (on
+ * the global queue: fewer are searching than tasks wait there).
  * Waking pops the worker under the lock and counts it as searching on its
  * behalf, so the next submits of a burst wake nobody: one searcher takes
  * their tasks, and when the last searcher finds work and sees more (after
@@ -489,8 +490,11 @@ static apr_status_t wait_room(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flag
 #define BATCH_WAKE_MAX 64
 
 /* Put n entries like e on the global queue (the i-th with fns[i] and
- * args[i] when fns is given), all or none, and wake up to min(n, idle)
- * workers, one fewer for each that is searching already. */
+ * args[i] when fns is given), all or none, and wake an idle worker for
+ * each of them that the searching workers cannot take: the queue's length
+ * past the number searching, n at most. A lone submit to a pool with a
+ * searcher wakes nobody; a burst wakes helpers as fast as it outruns them,
+ * instead of one at a time behind the first searcher's wake-up. */
 static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task_fn *fns,
                             void *const *args, apr_uint32_t n, apr_uint32_t flags)
 {
@@ -516,9 +520,17 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
     }
     pp__counter_add(&pool->submitted, n);
     publish_qlen(pool);
+    /* nidle changes only under the lock we hold: with nobody idle there is
+     * nobody to wake, and no fence to pay (every worker is awake and looks
+     * at this queue, under this lock, before it may sleep). */
+    if (load32(&pool->nidle) == 0)
+        goto out;
     atomic_thread_fence(memory_order_seq_cst);
     searching = load32(&pool->nsearching);
-    want = n > searching ? n - searching : 0;
+    want = pp__queue_len(&pool->queue);
+    want = want > searching ? want - searching : 0;
+    if (want > n)
+        want = n;
     while (want-- > 0 && (w = pop_idle(pool)) != NULL) {
         if (nwake < BATCH_WAKE_MAX)
             wake[nwake++] = w;

@@ -14,13 +14,12 @@
 #define PP__DEFAULT_STACK  ((apr_size_t)2 * 1024 * 1024)
 #define PP__MAX_CAPACITY   (1u << 30)
 #define PP__MAX_SPIN       (1u << 20)
-/* Polls of the token before a worker sleeps: about 14 us on the 2-core
- * CI machine (4000 apr_atomic_read32 calls), far below the millisecond an
- * idle pool may take to go to sleep. A task that arrives meanwhile is
- * handed over without a futex wait or wake on either side (pp__unpark
- * wakes only a PARKED token), which on a VM saves the 40-50 us of waking
- * a halted vCPU. pp_bench, before this was the default: W3 median 0.5 us
- * with it against 45 without, W1 and W5 better, W4 still 0.000. */
+/* The most polls of the queues before a worker sleeps: about 14 us on the
+ * 2-core CI machine, far below the millisecond an idle pool may take to go
+ * to sleep. A task that arrives meanwhile is taken without a futex wait or
+ * wake on either side, which on a VM saves the 40-50 us of waking a halted
+ * vCPU (bench W3: 0.5 us median round trip with it against 45 without).
+ * pool.c adapts each worker's budget between this and 1/16 of it. */
 #define PP__DEFAULT_SPIN   4000u
 #define PP__DEFAULT_PREFIX "pp-worker"
 

@@ -65,9 +65,11 @@ typedef struct pp_config_t {
     /** Receives pp_task_emit() lines; called concurrently from workers. */
     void (*on_output)(const char *line, const char *task_name, void *baton);
     void        *baton;          /**< passed to every hook */
-    /** Polls of its token before an idle worker sleeps (a few us by
-     *  default; 0 = sleep at once): a task that comes meanwhile needs no
-     *  wake-up. Bounded, so an idle pool burns no CPU. */
+    /** The most polls of the queues a worker out of work makes before it
+     *  sleeps (about 14 us by default; 0 = sleep at once): a task that
+     *  comes meanwhile needs no wake-up. Adaptive below this bound (halved
+     *  after a search that found nothing, down to 1/16; doubled after one
+     *  that paid off), so an idle pool stops paying for it and burns no CPU. */
     apr_uint32_t spin;
     /** The pool's own messages (start, shutdown, timeouts, a worker that
      *  would not start), at a PP_LOG_* level; NULL = silent. The library
