@@ -573,6 +573,7 @@ static apr_status_t submit_entry(pp_pool_t *pool, const pp__entry_t *e, apr_uint
         return push_local(current, e);
     return enqueue(pool, e, NULL, NULL, 1, flags);
 }
+
 apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
                             pp_group_t *group, apr_uint32_t flags)
 {

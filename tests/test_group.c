@@ -193,30 +193,6 @@ static void test_group_cancel(void)
     apr_pool_destroy(p);
 }
 
-/* A task that queues n counted children of its group in its worker's
- * deque, then holds the worker until the gate opens. */
-typedef struct nest {
-    pp_pool_t *pool;
-    pp_group_t *g;
-    counted *c;
-    t_gate gate;
-    apr_uint32_t n;
-    volatile apr_uint32_t errors;
-} nest;
-
-static apr_status_t nest_then_hold(void *arg, pp_task_ctx_t *ctx)
-{
-    nest *ns = arg;
-    pp_task_t t = { counted_task, NULL, counted_release, "c" };
-    apr_uint32_t i;
-
-    t.arg = ns->c;
-    for (i = 0; i < ns->n; i++)
-        if (pp_submit_task(ns->pool, &t, ns->g, 0) != APR_SUCCESS)
-            apr_atomic_inc32(&ns->errors);
-    return t_hold_task(&ns->gate, ctx);
-}
-
 /* Tasks of a cancelled group that wait in a worker's deque, out of the
  * cancel's reach, are dropped when their turn comes, never run. */
 static void test_group_cancel_reaches_deques(void)
@@ -225,7 +201,8 @@ static void test_group_cancel_reaches_deques(void)
     pp_config_t cfg;
     pp_group_t *g;
     counted in_g;
-    nest ns;
+    t_nest ns;
+    pp_task_t child = { counted_task, NULL, counted_release, "c" };
 
     memset(&in_g, 0, sizeof(in_g));
     memset((void *)&ns, 0, sizeof(ns));
@@ -236,10 +213,11 @@ static void test_group_cancel_reaches_deques(void)
     cfg.baton = &in_g;
     T_OK_FATAL(pp_pool_create(&ns.pool, &cfg, p));
     T_OK_FATAL(pp_group_create(&g, p));
-    ns.g = g;
-    ns.c = &in_g;
+    ns.group = g;
+    ns.child = child;
+    ns.child.arg = &in_g;
     ns.n = 50;
-    T_OK(pp_submit(ns.pool, nest_then_hold, &ns));    /* the holder is not in g */
+    T_OK(pp_submit(ns.pool, t_nest_then_hold, &ns));    /* the holder is not in g */
     t_gate_wait_arrived(&ns.gate, 1);
     CU_ASSERT_EQUAL(ns.errors, 0);
     T_OK(pp_group_cancel(g));

@@ -287,45 +287,24 @@ static void test_shutdown_releases_blocked_submitter(void)
     apr_pool_destroy(p);
 }
 
-/* A task that queues n tallied children (in its worker's own deque) and
- * then holds the worker, deaf to the cancel. */
-typedef struct nest {
-    pp_pool_t *pool;
-    tally *t;
-    t_gate gate;
-    apr_uint32_t n;
-    volatile apr_uint32_t errors;
-} nest;
-
-static apr_status_t nest_then_hold(void *arg, pp_task_ctx_t *ctx)
-{
-    nest *ns = arg;
-    pp_task_t task = { tally_task, NULL, tally_release, "tallied" };
-    apr_uint32_t i;
-
-    task.arg = ns->t;
-    for (i = 0; i < ns->n; i++)
-        if (pp_submit_task(ns->pool, &task, NULL, 0) != APR_SUCCESS)
-            apr_atomic_inc32(&ns->errors);
-    return t_hold_task(&ns->gate, ctx);
-}
-
 /* A cancel reaches into the workers' deques: their tasks are dropped by the
  * cancelling call itself, though the only worker is busy. */
 static void test_cancel_drops_deque_tasks(void)
 {
     apr_pool_t *p;
     tally t;
-    nest ns;
+    t_nest ns;
+    pp_task_t child = { tally_task, NULL, tally_release, "tallied" };
     pp_stats_t st;
 
     memset(&t, 0, sizeof(t));
     memset((void *)&ns, 0, sizeof(ns));
     apr_pool_create(&p, t_root);
     ns.pool = tally_pool(p, &t, 1);
-    ns.t = &t;
-    ns.n = 200;
-    T_OK(pp_submit(ns.pool, nest_then_hold, &ns));
+    ns.child = child;
+    ns.child.arg = &t;
+    ns.n = 200;    /* tallied children in the holder's deque, deaf to the cancel */
+    T_OK(pp_submit(ns.pool, t_nest_then_hold, &ns));
     t_gate_wait_arrived(&ns.gate, 1);
     CU_ASSERT_EQUAL(ns.errors, 0);
     pp_pool_stats(ns.pool, &st);

@@ -114,6 +114,17 @@ apr_status_t t_hold_task(void *gate, pp_task_ctx_t *ctx)
     return APR_SUCCESS;
 }
 
+apr_status_t t_nest_then_hold(void *nest, pp_task_ctx_t *ctx)
+{
+    t_nest *ns = nest;
+    apr_uint32_t i;
+
+    for (i = 0; i < ns->n; i++)
+        if (pp_submit_task(ns->pool, &ns->child, ns->group, 0) != APR_SUCCESS)
+            apr_atomic_inc32(&ns->errors);
+    return t_hold_task(&ns->gate, ctx);
+}
+
 void t_gate_wait_arrived(t_gate *g, apr_uint32_t n)
 {
     apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);

@@ -48,6 +48,19 @@ apr_status_t t_hold_task(void *gate, pp_task_ctx_t *ctx);
 void t_gate_wait_arrived(t_gate *g, apr_uint32_t n);
 void t_gate_open(t_gate *g);
 
+/* A task that submits n copies of `child` (in `group`, which may be NULL)
+ * from inside the pool, so into its worker's own deque, counting refused
+ * submits in errors; then holds its worker like t_hold_task on gate. */
+typedef struct t_nest {
+    pp_pool_t *pool;
+    pp_group_t *group;
+    pp_task_t child;
+    apr_uint32_t n;
+    t_gate gate;
+    volatile apr_uint32_t errors;
+} t_nest;
+apr_status_t t_nest_then_hold(void *nest, pp_task_ctx_t *ctx);
+
 /* A task that adds 1 to the apr_uint32_t it is given. */
 apr_status_t t_count_task(void *counter, pp_task_ctx_t *ctx);
 
