@@ -123,7 +123,10 @@ apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
  * Queue fn(arg), optionally as a member of group.
  * On a full bounded queue this waits for room, or fails with PP_EFULL under
  * PP_NOWAIT; a pool's own workers are never made to wait (their submits go
- * past the capacity), so nested fan-out cannot deadlock.
+ * past the capacity), so nested fan-out cannot deadlock. A submit from one
+ * of the pool's own tasks goes, without a lock, to that worker's own queue
+ * (run newest first by it, taken oldest first by idle workers); the capacity
+ * bounds the shared queue only.
  * @return PP_ESHUTDOWN once shutdown began, PP_ECANCELLED if the group's
  *         round was cancelled, APR_EINVAL on bad arguments or when the group
  *         still has tasks pending on another pool.
@@ -148,8 +151,10 @@ apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
  * Stop accepting tasks and wait for the workers to exit.
  * PP_DRAIN runs what is queued first; PP_CANCEL drops it (each dropped task
  * is released, counted as cancelled and reported to on_task_error as
- * PP_ECANCELLED) and running tasks see pp_task_cancelled(). A cancel may
- * follow a drain that timed out.
+ * PP_ECANCELLED, by this call) and running tasks see pp_task_cancelled();
+ * a task that a running task submits at that very moment is dropped the
+ * same way by the worker that takes it. A cancel may follow a drain that
+ * timed out.
  * @param timeout microseconds; -1 waits as long as it takes.
  * @return APR_TIMEUP if workers still run at the deadline (call again);
  *         APR_EINPROGRESS when called from one of the pool's own tasks,
@@ -175,7 +180,9 @@ apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout);
 
 /**
  * Drop the group's queued tasks (each released and reported as
- * PP_ECANCELLED); its running tasks see pp_task_cancelled(). Further
+ * PP_ECANCELLED): those in the shared queue before this returns, those that
+ * the pool's own tasks queued in a worker's queue when a worker takes them
+ * (they never run); its running tasks see pp_task_cancelled(). Further
  * submits to it fail with PP_ECANCELLED until the round ends.
  *
  * A round of a group ends when pp_group_wait() returns APR_SUCCESS; the
