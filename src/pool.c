@@ -383,12 +383,16 @@ static int search(pp__worker_t *w, pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
     apr_uint32_t i, n;
+    int woken = 0;
 
     for (;;) {
         for (i = 0;; i++) {
             if (take_global(w, e) || steal(w, e)) {
-                /* It paid off: search longer next time (up to cfg.spin). */
-                w->spin = w->spin * 2 > pool->cfg.spin ? pool->cfg.spin : w->spin * 2;
+                /* Work found while polling: it paid off, search longer next
+                 * time (up to cfg.spin). Work found on a wake-up says
+                 * nothing about polling, and changes nothing. */
+                if (!woken)
+                    w->spin = w->spin * 2 > pool->cfg.spin ? pool->cfg.spin : w->spin * 2;
                 found_work(w);
                 return 1;
             }
@@ -439,7 +443,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         apr_thread_mutex_unlock(pool->lock);
         pp__counter_add(&w->parks, 1);
         pp__park(w->parker);
-        /* Whoever woke us counted us as searching. */
+        woken = 1;    /* and whoever woke us counted us as searching */
     }
 }
 
