@@ -877,8 +877,8 @@ static void write_files(const char *dir, const row *rows, int nrows, const param
         for (c = 0; c < NCOLS; c++) {
             fprintf(f, "# %s\nN", col_name[c]);
             for (k = 0; k < nrows && rows[k].workers == rows[0].workers; k++)
-                if (rows[k].peer >= 0)
-                    fprintf(f, " %s", rows[k].name);
+                if (rows[k].peer >= 0)    /* quoted: "pp spin=0" is one column */
+                    fprintf(f, " \"%s\"", rows[k].name);
             fprintf(f, "\n");
             for (w = 2; w <= 4; w += 2) {
                 fprintf(f, "%u", w);
