@@ -72,5 +72,7 @@ int cli_bench(int argc, const char *const *argv, apr_pool_t *p)
     rv = apr_proc_wait(&proc, &code, &why, APR_WAIT);
     if (rv != APR_CHILD_DONE)
         return CLI_FAILED;
-    return APR_PROC_CHECK_EXIT(why) ? code : CLI_FAILED;
+    if (APR_PROC_CHECK_SIGNALED(why))
+        return 128 + code;    /* as a shell reports it: 130 for Ctrl-C */
+    return code;
 }
