@@ -23,17 +23,19 @@
  *
  * A submitter puts its task in a queue, issues a seq_cst fence and then
  * wakes one idle worker if somebody is idle and nobody is searching (on
- * the global queue: fewer are searching than tasks wait there).
+ * the global queue: if fewer are searching than tasks wait there).
  * Waking pops the worker under the lock and counts it as searching on its
- * behalf, so the next submits of a burst wake nobody: one searcher takes
- * their tasks, and when the last searcher finds work and sees more (after
- * a fence of its own), it wakes one more worker, so help ramps up one
- * worker at a time instead of as a herd.
+ * behalf, so a task that a searcher (or a worker on its way up) can take
+ * wakes nobody else: a burst on the global queue wakes one worker per task
+ * beyond the searchers, never a herd. When the last searcher finds work
+ * and sees more (after a fence of its own), it wakes one more worker, so
+ * help also ramps up behind the tasks that tasks queue in their deques.
  *
  * No lost wakeup: take the last worker L to go idle while a task T sits
  * queued. T's queue is the global one (then T was pushed under the lock,
  * before or after L's check: before, L would have seen it; after, its
- * submitter saw L idle and nobody searching) or a deque, where the two
+ * submitter saw L idle and nobody searching, fewer than the one task) or
+ * a deque, where the two
  * fences make a Dekker handshake: either L's look at the deques sees T, or
  * T's submitter sees L's idle entry and a searching count without L. That
  * count is then 0, since a worker still searching would go idle after L.
@@ -47,9 +49,10 @@
  *
  * The lock is held only to move a task in or out of the global queue,
  * never while a task runs. Shutdown changes state under the lock and wakes
- * every idle worker; a worker whose deque and the global queue are empty
- * in any state but RUNNING exits instead of going idle, so no worker can
- * sleep through a shutdown. A cancel empties the deques by stealing from
+ * every idle worker; a worker that finds the global queue and every deque
+ * empty in any state but RUNNING exits instead of going idle (with work in
+ * another deque it helps drain it first), so no worker can sleep through a
+ * shutdown. A cancel empties the deques by stealing from
  * them; a task that slips into a deque after that (its submitter saw the
  * pool still running) is dropped by whoever takes it, as is a task of a
  * cancelled group.
