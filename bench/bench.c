@@ -19,13 +19,16 @@
  * dispatch can cost) and a raw futex ping-pong between two threads (the
  * least a park/unpark round trip can cost).
  *
- * Every figure is the median of --reps runs (default 5). Each run is a
+ * Every figure is the median of --reps runs (default 5), taken in rounds:
+ * one run of every figure, then the next round, so that a spell of load
+ * from the machine's other tenants spoils one run of many figures, not all
+ * runs of one. Each run is a
  * child process of its own: no pool's threads or caches linger into the
  * next run, libuv's process-wide pool size can differ per run, and a run
  * that exceeds --timeout seconds is killed and shown as "hang", never
  * waited on. --quick divides the counts by 20 for a smoke run; --only
  * parkpool,libuv runs just those pools (the ratio needs parkpool and a
- * peer). The table
+ * peer), --work W1,W6 just those workloads. The table
  * goes to stdout, and as results.csv, results.json and plot.dat (for
  * bench/plot.gp, `make bench-plot`) into --out DIR. Speed is reported,
  * never asserted: these machines are shared and noisy; judge the ratios
@@ -667,7 +670,6 @@ static const char *const col_key[NCOLS] = {
     "w5_wall_ms", "w5_cpu_ms", "w6_ns_per_task"
 };
 static const int col_work[NCOLS] = { W1, W2, W3, W3, W4, W5, W5, W6 };
-static const int col_part[NCOLS] = { 0, 0, 0, 1, 0, 0, 1, 0 };
 static const int col_digits[NCOLS] = { 1, 1, 2, 2, 3, 1, 1, 1 };
 
 typedef struct params {
@@ -733,32 +735,58 @@ static void run_child(const adapter *a, int work, int limit, unsigned workers,
     out[1] = got[1];
 }
 
-/* The median of reps runs; a hang in any run makes the figure a hang. */
-static void measure(const adapter *a, int work, int limit, unsigned workers,
-                    const params *pr, double out[2])
+/* One measured figure pair: a workload for one row (or a limit), with
+ * every repetition's result. */
+typedef struct cell {
+    const adapter *a;    /* NULL for a limit */
+    int work, limit;
+    unsigned workers;
+    double *fig;         /* where the medians go: fig[0], and fig[1] if two */
+    int two;             /* the workload has a second figure */
+    double v[2][99];
+} cell;
+
+/* The median of the repetitions; a hang in any makes the figure a hang. */
+static void median(cell *c, unsigned reps)
 {
-    double v[2][99], r2[2];
     unsigned r, k;
 
-    for (r = 0; r < pr->reps; r++) {
-        run_child(a, work, limit, workers, pr, r2);
-        v[0][r] = r2[0];
-        v[1][r] = r2[1];
-    }
-    for (k = 0; k < 2; k++) {
+    for (k = 0; k < (c->two ? 2u : 1u); k++) {
         int hang = 0, na = 0;
-        for (r = 0; r < pr->reps; r++) {
-            hang |= v[k][r] == HANG;
-            na |= v[k][r] == NA;
+        for (r = 0; r < reps; r++) {
+            hang |= c->v[k][r] == HANG;
+            na |= c->v[k][r] == NA;
         }
         if (hang || na) {
-            out[k] = hang ? HANG : NA;
+            c->fig[k] = hang ? HANG : NA;
             continue;
         }
-        qsort(v[k], pr->reps, sizeof(double), cmp_double);
-        out[k] = pr->reps % 2 ? v[k][pr->reps / 2]
-                              : (v[k][pr->reps / 2 - 1] + v[k][pr->reps / 2]) / 2;
+        qsort(c->v[k], reps, sizeof(double), cmp_double);
+        c->fig[k] = reps % 2 ? c->v[k][reps / 2]
+                             : (c->v[k][reps / 2 - 1] + c->v[k][reps / 2]) / 2;
     }
+}
+
+/* Every cell's repetition r, then r + 1: the repetitions of one figure are
+ * spread over the whole run, so a spell of load from other tenants of the
+ * machine spoils one repetition of many figures (which the median drops)
+ * rather than every repetition of a few. */
+static void measure_all(cell *cells, int ncells, const params *pr)
+{
+    double got[2];
+    unsigned r;
+    int k;
+
+    for (r = 0; r < pr->reps; r++) {
+        fprintf(stderr, "pp_bench: repetition %u of %u\n", r + 1, pr->reps);
+        for (k = 0; k < ncells; k++) {
+            run_child(cells[k].a, cells[k].work, cells[k].limit, cells[k].workers, pr, got);
+            cells[k].v[0][r] = got[0];
+            cells[k].v[1][r] = got[1];
+        }
+    }
+    for (k = 0; k < ncells; k++)
+        median(&cells[k], pr->reps);
 }
 
 /* ------------------------------------------------------------ output */
@@ -911,10 +939,53 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
+/* Whether workload w (W1...) is in the comma-separated list ("W1,W6"):
+ * every workload when there is no list. */
+static int work_listed(const char *list, int w)
+{
+    char name[16];
+
+    snprintf(name, sizeof(name), "W%d", w + 1);
+    return !list || listed(list, name);
+}
+
+/* Whether every name in a --work list is W1 to W6. */
+static int works_valid(const char *list)
+{
+    size_t n;
+
+    for (;; list += n + 1) {
+        n = strcspn(list, ",");
+        if (n != 2 || list[0] != 'W' || list[1] < '1' || list[1] > '0' + NWORK)
+            return 0;
+        if (!list[n])
+            return 1;
+    }
+}
+
+static void add_cell(cell *c, const adapter *a, int work, int limit, unsigned workers,
+                     double *fig, int two)
+{
+    c->a = a;
+    c->work = work;
+    c->limit = limit;
+    c->workers = workers;
+    c->fig = fig;
+    c->two = two;
+}
+
+/* The first row with the same worker count as rows[k]: parkpool's. */
+static const row *first_of(const row *rows, int k)
+{
+    while (k > 0 && rows[k - 1].workers == rows[k].workers)
+        k--;
+    return &rows[k];
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: pp_bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n"
-                    "                [--only POOL,POOL...]\n");
+                    "                [--only POOL,POOL...] [--work W1,W6...]\n");
     exit(2);
 }
 
@@ -922,9 +993,11 @@ int main(int argc, char **argv)
 {
     static const unsigned worker_counts[] = { 2, 4 };
     params pr = { 1, 5, 2.0, 120.0 };
-    const char *out_dir = "bench/results", *only = NULL;
-    row rows[NROWS_MAX];
-    int nrows = 0, i, c;
+    const char *out_dir = "bench/results", *only = NULL, *works = NULL;
+    static row rows[NROWS_MAX];
+    static cell cells[NROWS_MAX * NWORK];
+    row *spsc, *fx;
+    int nrows = 0, ncells = 0, i, c;
     unsigned w, k;
 
     for (i = 1; i < argc; i++) {
@@ -951,6 +1024,11 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             only = argv[++i];
         }
+        else if (strcmp(argv[i], "--work") == 0 && i + 1 < argc) {
+            works = argv[++i];
+            if (!works_valid(works))
+                usage();
+        }
         else {
             usage();
         }
@@ -967,63 +1045,64 @@ int main(int argc, char **argv)
     printf("(libuv not found by configure: no libuv row)\n");
 #endif
     printf("W4 is always a 4-worker pool; the limits do not depend on N.\n");
-    printf("%-12s %2s", "pool", "N");
-    for (c = 0; c < NCOLS; c++)
-        printf(" %11s", col_name[c]);
-    printf("\n");
+    fflush(stdout);
+    /* The rows, and a cell for each workload of each row. */
     for (w = 0; w < sizeof(worker_counts) / sizeof(worker_counts[0]); w++) {
-        unsigned n = worker_counts[w];
-        int first = nrows;
-
         for (k = 0; k < NADAPTERS; k++) {
             row *r;
             if (only && !listed(only, adapters[k].name))
                 continue;
             r = &rows[nrows++];
             r->name = adapters[k].name;
-            r->workers = n;
+            r->workers = worker_counts[w];
             r->peer = adapters[k].peer;
             for (c = 0; c < NCOLS; c++) {
-                double fig[2];
-                if (c > 0 && col_work[c] == col_work[c - 1]) {
-                    continue;    /* the second figure of the same runs */
-                }
-                measure(&adapters[k], col_work[c], 0, n, &pr, fig);
-                r->fig[c] = fig[0];
-                if (c + 1 < NCOLS && col_work[c + 1] == col_work[c])
-                    r->fig[c + 1] = fig[col_part[c + 1]];
+                r->fig[c] = NA;
+                /* A workload's second figure comes from the same runs. */
+                if ((c > 0 && col_work[c] == col_work[c - 1]) || !work_listed(works, col_work[c]))
+                    continue;
+                add_cell(&cells[ncells++], &adapters[k], col_work[c], 0, r->workers,
+                         &r->fig[c], c + 1 < NCOLS && col_work[c + 1] == col_work[c]);
             }
-            print_row(r);
         }
-        print_ratio("ratio", &rows[first], rows, nrows, 1);
     }
-    /* The limits, once, and parkpool's distance to them. */
-    {
-        row *spsc = &rows[nrows++], *fx = &rows[nrows++];
-        double fig[2];
-        spsc->name = "limit:spsc";
-        fx->name = "limit:futex";
-        spsc->workers = fx->workers = 2;
-        spsc->peer = fx->peer = -1;
-        for (c = 0; c < NCOLS; c++)
-            spsc->fig[c] = fx->fig[c] = NA;
-        measure(NULL, W1, 1, 2, &pr, fig);
-        spsc->fig[0] = fig[0];
-        measure(NULL, W3, 1, 2, &pr, fig);
-        fx->fig[2] = fig[0];
-        fx->fig[3] = fig[1];
-        print_row(spsc);
-        print_row(fx);
-        printf("%-12s %2u", "vs limits", 2u);
-        for (c = 0; c < NCOLS; c++) {
-            double lim = c == 0 ? spsc->fig[0] : (c == 2 || c == 3) ? fx->fig[c] : NA;
-            if (lim > 0 && rows[0].fig[c] >= 0)
-                printf(" %11.2f", rows[0].fig[c] / lim);
-            else
-                printf(" %11s", "-");
-        }
-        printf("\n");
+    /* The limits, once: they do not depend on N. */
+    spsc = &rows[nrows++];
+    fx = &rows[nrows++];
+    spsc->name = "limit:spsc";
+    fx->name = "limit:futex";
+    spsc->workers = fx->workers = 2;
+    spsc->peer = fx->peer = -1;
+    for (c = 0; c < NCOLS; c++)
+        spsc->fig[c] = fx->fig[c] = NA;
+    if (work_listed(works, W1))
+        add_cell(&cells[ncells++], NULL, W1, 1, 2, &spsc->fig[0], 0);
+    if (work_listed(works, W3))
+        add_cell(&cells[ncells++], NULL, W3, 1, 2, &fx->fig[2], 1);
+
+    measure_all(cells, ncells, &pr);
+
+    printf("%-12s %2s", "pool", "N");
+    for (c = 0; c < NCOLS; c++)
+        printf(" %11s", col_name[c]);
+    printf("\n");
+    for (k = 0; k < (unsigned)nrows - 2; k++) {
+        print_row(&rows[k]);
+        if (k + 3 == (unsigned)nrows || rows[k + 1].workers != rows[k].workers)
+            print_ratio("ratio", first_of(rows, (int)k), rows, nrows - 2, 1);
     }
+    /* parkpool's distance to the limits, at N=2. */
+    print_row(spsc);
+    print_row(fx);
+    printf("%-12s %2u", "vs limits", 2u);
+    for (c = 0; c < NCOLS; c++) {
+        double lim = c == 0 ? spsc->fig[0] : (c == 2 || c == 3) ? fx->fig[c] : NA;
+        if (lim > 0 && rows[0].fig[c] >= 0 && rows[0].peer == 0)
+            printf(" %11.2f", rows[0].fig[c] / lim);
+        else
+            printf(" %11s", "-");
+    }
+    printf("\n");
     write_files(out_dir, rows, nrows, &pr);
     printf("written: %s/results.csv, results.json, plot.dat\n", out_dir);
     apr_terminate();

@@ -134,8 +134,13 @@ else
     rows=$(grep -cE '^parkpool +[24] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/bench.out")
     check "bench: a row of figures for 2 and 4 workers" "$rows" 2
     [ -s "$work/bench/results.csv" ] && ok "bench wrote results.csv" || bad "bench wrote no results.csv"
+    pp bench --quick --reps 1 --only parkpool --work W6 --out "$work/bench" > "$work/bench.out" 2>&1
+    rows=$(grep -cE '^parkpool +[24]( +-){7} +[0-9.]+$' "$work/bench.out")
+    check "bench --work W6: only W6 figures" "$rows" 2
     pp bench --no-such-option > /dev/null 2>&1
     check "bench passes a bad option's exit status on" "$?" 2
+    pp bench --quick --work W1,W7 > /dev/null 2>&1
+    check "bench refuses a workload it does not have" "$?" 2
 fi
 
 # --- streaming: 300,000 lines in bounded memory (the whole file at ~8 KiB

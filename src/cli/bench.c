@@ -46,7 +46,7 @@ int cli_bench(int argc, const char *const *argv, apr_pool_t *p)
 
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         printf("usage: parkpool bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n"
-               "                      [--only POOL,POOL...]\n"
+               "                      [--only POOL,POOL...] [--work W1,W6...]\n"
                "Runs the benchmark workloads W1-W6 for parkpool and the peer pools this\n"
                "build found, and prints the table (see parkpool(1)).\n");
         return CLI_OK;
