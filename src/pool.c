@@ -13,7 +13,8 @@
  * Sleep/wake protocol (design.md section 3; models/sleepwake.pml checks it)
  * -----------------------------------------------------------------------
  * A worker without work is "searching" (pool->nsearching counts them)
- * while it polls the queues for a bounded, adaptive while, then goes idle:
+ * while it polls the queues for a bounded, adaptive while (not at all if
+ * half the workers awake already search), then goes idle:
  * under the queue lock it checks the global queue, pushes itself on the
  * idle stack and stops counting itself as searching; then, after a
  * seq_cst fence and still under the lock, it looks at every deque. If one
@@ -376,30 +377,46 @@ static void found_work(pp__worker_t *w)
         wake_one(pool);
 }
 
+/* How many rounds w may poll the queues before it goes idle: its adaptive
+ * budget, or none while half the workers that are up already search
+ * (pp__may_poll). The count is exact: each searcher's load of nsearching
+ * comes after its own increment, so the k-th to join sees k - 1 others. */
+static apr_uint32_t search_budget(const pp__worker_t *w)
+{
+    pp_pool_t *pool = w->pool;
+    apr_uint32_t up = pool->cfg.threads - load32(&pool->nidle);
+    apr_uint32_t others = load32(&pool->nsearching) - 1;    /* w is one */
+
+    return pp__may_poll(up, others) ? w->spin : 0;
+}
+
 /*
  * w's deque is empty and the global queue was. Search (poll the queues)
- * for up to w->spin rounds, then go idle and park; repeat after a wake-up.
+ * for up to search_budget() rounds, then go idle and park; repeat after a
+ * wake-up.
  * 1 with a task in e, 0 when the pool is shutting down and nothing is left
  * for w. The caller counted w as searching (or its waker did).
  */
 static int search(pp__worker_t *w, pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
-    apr_uint32_t i, n;
+    apr_uint32_t i, n, budget;
     int woken = 0;
 
     for (;;) {
+        budget = search_budget(w);
         for (i = 0;; i++) {
             if (take_global(w, e) || steal(w, e)) {
-                /* Work found while polling: it paid off, search longer next
-                 * time (up to cfg.spin). Work found on a wake-up says
-                 * nothing about polling, and changes nothing. */
-                if (!woken)
+                /* Work found by polling (not at the first look): it paid
+                 * off, search longer next time (up to cfg.spin). Work
+                 * found on a wake-up says nothing about polling, and
+                 * changes nothing. */
+                if (!woken && i > 0)
                     w->spin = w->spin * 2 > pool->cfg.spin ? pool->cfg.spin : w->spin * 2;
                 found_work(w);
                 return 1;
             }
-            if (i >= w->spin)
+            if (i >= budget)
                 break;
             /* When workers outnumber the cores, the thread that would
              * bring the work may be waiting for this one's core: give it
@@ -412,7 +429,8 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         }
         /* Nothing came: search less next time, so a pool going idle stops
          * paying for it, but never below the floor. */
-        w->spin = w->spin / 2 < pool->min_spin ? pool->min_spin : w->spin / 2;
+        if (budget > 0)
+            w->spin = w->spin / 2 < pool->min_spin ? pool->min_spin : w->spin / 2;
 
         apr_thread_mutex_lock(pool->lock);
         if (take_global_locked(w, e)) {

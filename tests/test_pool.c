@@ -1,5 +1,6 @@
 /* The pool core: exactly-once, wakeups, nesting, failures, names, stacks, idle. */
 #include "testutil.h"
+#include "pool_private.h"
 
 #include <apr_strings.h>
 #include <apr_time.h>
@@ -195,6 +196,22 @@ static void test_one_wake_per_submit(void)
     }
     CU_ASSERT_EQUAL(ran, 100);
     apr_pool_destroy(p);
+}
+
+/* The cap on polling workers (pool_private.h): fewer than half of those
+ * up poll, and one always may, so a lone worker still catches the next
+ * task without a wake-up. */
+static void test_poll_cap(void)
+{
+    apr_uint32_t up;
+
+    for (up = 1; up <= 64; up++) {
+        CU_ASSERT(pp__may_poll(up, 0));
+        CU_ASSERT(pp__may_poll(up, (up - 1) / 2));
+        CU_ASSERT(!pp__may_poll(up, (up + 1) / 2));
+    }
+    CU_ASSERT(!pp__may_poll(2, 1));    /* of two, one polls */
+    CU_ASSERT(pp__may_poll(4, 1) && !pp__may_poll(4, 2));
 }
 
 /* ---------------------------------------------------------------- batch */
@@ -736,6 +753,7 @@ void t_register_pool(void)
     CU_add_test(s, "1,000,000 tasks from 4 producers run exactly once", test_exactly_once_4_producers);
     CU_add_test(s, "no lost wakeup: 150,000 rounds x 1/2/4/8 workers", test_no_lost_wakeup);
     CU_add_test(s, "one submit wakes at most one worker", test_one_wake_per_submit);
+    CU_add_test(s, "fewer than half the workers up poll, one always may", test_poll_cap);
     CU_add_test(s, "batch submit: once each, min(n, idle) wake-ups", test_batch);
     CU_add_test(s, "nested fan-out of 2^17 tasks", test_nested_fanout);
     CU_add_test(s, "nested fan-out on a queue of capacity 64", test_nested_fanout_bounded);

@@ -69,7 +69,9 @@ typedef struct pp_config_t {
      *  sleeps (about 14 us by default; 0 = sleep at once): a task that
      *  comes meanwhile needs no wake-up. Adaptive below this bound (halved
      *  after a search that found nothing, down to 1/16; doubled after one
-     *  that paid off), so an idle pool stops paying for it and burns no CPU. */
+     *  that paid off), so an idle pool stops paying for it and burns no CPU.
+     *  Fewer than half the workers that are awake poll at once (one always
+     *  may); the others sleep at once. */
     apr_uint32_t spin;
     /** The pool's own messages (start, shutdown, timeouts, a worker that
      *  would not start), at a PP_LOG_* level; NULL = silent. The library
