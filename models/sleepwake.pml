@@ -13,7 +13,8 @@
  *
  * Workers search (take from the global queue, steal from a deque) while
  * counted in nsearching, give up at any moment (a spin budget running
- * out), and then go idle as pool.c's search() does: under the lock, check
+ * out, or none at all because half the workers awake already search: the
+ * cap on pollers needs no model of its own), and then go idle as pool.c's search() does: under the lock, check
  * the global queue, announce themselves idle and stop counting as
  * searching, then look at the deques and take the announcement back if one
  * holds a task. A submitter wakes an idle worker only if nobody searches
