@@ -95,6 +95,7 @@ typedef struct pp__worker_t {
     const char     *name;
     apr_uint32_t    index;
     apr_uint32_t    spin;       /* this worker's current search budget */
+    apr_uint32_t    polls_per_us;   /* its polling speed, last measured */
     apr_uint32_t    victim;     /* where its next steal starts looking */
     /* This worker's only, so a plain release store adds (atomic.h); they
      * sit on its own cache lines and pp_pool_stats() sums them. */
@@ -390,6 +391,24 @@ static apr_uint32_t search_budget(const pp__worker_t *w)
     return pp__may_poll(up, others) ? w->spin : 0;
 }
 
+/* w slept `slept` microseconds in a park. If a search within the bound
+ * would have caught the task that woke it, search twice that long next
+ * time (within the bound). Without this a pool can settle into parking a
+ * moment too early every time: one submitter waiting for each task (bench
+ * W3) brings the next task a wake-up later than the last (30-60 us on a VM
+ * whose idle vCPUs halt), longer than the shrunken budget, so every round
+ * paid two wake-ups (48 us median) where polling costs 0.5 us. A pool whose
+ * tasks come in bursts far apart (W5) sleeps far longer than any budget
+ * and keeps the short one. */
+static void after_park(pp__worker_t *w, apr_time_t slept)
+{
+    apr_uint32_t max = w->pool->cfg.spin;
+    apr_uint64_t need = (apr_uint64_t)slept * w->polls_per_us;
+
+    if (slept > 0 && need <= max && 2 * need > w->spin)
+        w->spin = 2 * need < max ? (apr_uint32_t)(2 * need) : max;
+}
+
 /*
  * w's deque is empty and the global queue was. Search (poll the queues)
  * for up to search_budget() rounds, then go idle and park; repeat after a
@@ -401,10 +420,13 @@ static int search(pp__worker_t *w, pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
     apr_uint32_t i, n, budget;
+    apr_time_t t0 = 0;
     int woken = 0;
 
     for (;;) {
         budget = search_budget(w);
+        if (budget >= 256)    /* long enough to time */
+            t0 = apr_time_now();
         for (i = 0;; i++) {
             if (take_global(w, e) || steal(w, e)) {
                 /* Work found by polling (not at the first look): it paid
@@ -431,6 +453,11 @@ static int search(pp__worker_t *w, pp__entry_t *e)
          * paying for it, but never below the floor. */
         if (budget > 0)
             w->spin = w->spin / 2 < pool->min_spin ? pool->min_spin : w->spin / 2;
+        if (budget >= 256) {
+            apr_time_t took = apr_time_now() - t0;
+            if (took > 0)
+                w->polls_per_us = budget / (apr_uint32_t)(took < budget ? took : budget);
+        }
 
         apr_thread_mutex_lock(pool->lock);
         if (take_global_locked(w, e)) {
@@ -463,7 +490,10 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         }
         apr_thread_mutex_unlock(pool->lock);
         pp__counter_add(&w->parks, 1);
+        t0 = w->polls_per_us ? apr_time_now() : 0;
         pp__park(w->parker);
+        if (t0)
+            after_park(w, apr_time_now() - t0);
         woken = 1;    /* and whoever woke us counted us as searching */
     }
 }
