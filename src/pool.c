@@ -397,7 +397,8 @@ static apr_uint32_t search_budget(const pp__worker_t *w)
  * moment too early every time: one submitter waiting for each task (bench
  * W3) brings the next task a wake-up later than the last (30-60 us on a VM
  * whose idle vCPUs halt), longer than the shrunken budget, so every round
- * paid two wake-ups (48 us median) where polling costs 0.5 us. A pool whose
+ * can pay two wake-ups where polling costs 0.5 us (one full bench run had
+ * a 48 us W3 median; with this rule, W3 parks 10 times less). A pool whose
  * tasks come in bursts far apart (W5) sleeps far longer than any budget
  * and keeps the short one. */
 static void after_park(pp__worker_t *w, apr_time_t slept)
