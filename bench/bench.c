@@ -586,6 +586,11 @@ static void w_tree(const adapter *a, unsigned workers, double out[2])
 
     tree_nodes = (1u << tree_depth) - 1;
     tree_pending = malloc(tree_nodes * sizeof(*tree_pending));
+    if (!tree_pending) {
+        out[0] = NA;
+        a->destroy(pool);
+        return;
+    }
     for (i = 0; i < tree_nodes; i++)
         tree_pending[i] = 2 * i + 1 < tree_nodes ? 3 : 1;
     start(a, pool, task_tree);

@@ -421,13 +421,11 @@ static int search(pp__worker_t *w, pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
     apr_uint32_t i, n, budget;
-    apr_time_t t0 = 0;
+    apr_time_t polled = 0, parked;
     int woken = 0;
 
     for (;;) {
         budget = search_budget(w);
-        if (budget >= 256)    /* long enough to time */
-            t0 = apr_time_now();
         for (i = 0;; i++) {
             if (take_global(w, e) || steal(w, e)) {
                 /* Work found by polling (not at the first look): it paid
@@ -447,17 +445,22 @@ static int search(pp__worker_t *w, pp__entry_t *e)
              * that costs it a wake-up syscall later (bench W1 with 4
              * workers on 2 cores: 22,000-42,000 parks without this, under
              * ten with it). Cheap when nobody else wants the core. */
-            if ((i & 255) == 255)
+            if ((i & 255) == 255) {
+                /* Timed from here: a search that ends sooner reads no clock. */
+                if (i == 255)
+                    polled = apr_time_now();
                 apr_thread_yield();
+            }
         }
         /* Nothing came: search less next time, so a pool going idle stops
          * paying for it, but never below the floor. */
         if (budget > 0)
             w->spin = w->spin / 2 < pool->min_spin ? pool->min_spin : w->spin / 2;
-        if (budget >= 256) {
-            apr_time_t took = apr_time_now() - t0;
+        if (budget >= 512) {    /* timed over enough polls to tell */
+            apr_uint32_t polls = budget - 255;
+            apr_time_t took = apr_time_now() - polled;
             if (took > 0)
-                w->polls_per_us = budget / (apr_uint32_t)(took < budget ? took : budget);
+                w->polls_per_us = polls / (apr_uint32_t)(took < polls ? took : polls);
         }
 
         apr_thread_mutex_lock(pool->lock);
@@ -491,10 +494,10 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         }
         apr_thread_mutex_unlock(pool->lock);
         pp__counter_add(&w->parks, 1);
-        t0 = w->polls_per_us ? apr_time_now() : 0;
+        parked = w->polls_per_us ? apr_time_now() : 0;
         pp__park(w->parker);
-        if (t0)
-            after_park(w, apr_time_now() - t0);
+        if (parked)
+            after_park(w, apr_time_now() - parked);
         woken = 1;    /* and whoever woke us counted us as searching */
     }
 }
