@@ -8,6 +8,7 @@
 #include "registry_private.h"
 #include "platform.h"
 
+#include <apr_cstr.h>
 #include <apr_file_info.h>
 #include <apr_strings.h>
 
@@ -154,11 +155,17 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int has_suffix(const char *name, const char *suffix)
+/* Whether name ends in the OS's module suffix, compared as the OS compares
+ * file names: "GOOD.DLL" is a plugin on Windows. */
+static int is_module_name(const char *name)
 {
+    const char *suffix = pp__dso_suffix();
     apr_size_t n = strlen(name), s = strlen(suffix);
 
-    return n > s && strcmp(name + n - s, suffix) == 0;
+    if (n <= s)
+        return 0;
+    return pp__names_ignore_case() ? apr_cstr_casecmp(name + n - s, suffix) == 0
+                                   : strcmp(name + n - s, suffix) == 0;
 }
 
 apr_status_t pp_registry_load_dir(pp_registry_t *reg, const char *dir,
@@ -191,7 +198,7 @@ apr_status_t pp_registry_load_dir(pp_registry_t *reg, const char *dir,
     names = apr_array_make(p, 16, sizeof(char *));
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d) == APR_SUCCESS) {
         /* libtool's .la files and anything else are not plugins. */
-        if (fi.name && has_suffix(fi.name, pp__dso_suffix()))
+        if (fi.name && is_module_name(fi.name))
             APR_ARRAY_PUSH(names, char *) = apr_pstrdup(p, fi.name);
     }
     apr_dir_close(d);

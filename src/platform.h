@@ -18,6 +18,10 @@ void pp__thread_set_name(const char *name);
 /** The file name ending of loadable modules: ".so", or ".dll". */
 const char *pp__dso_suffix(void);
 
+/** Whether the OS takes file names that differ only in case for one
+ *  (Windows: "GOOD.DLL" is a module as much as "good.dll"). */
+int pp__names_ignore_case(void);
+
 /** Online CPUs, at least 1. */
 apr_uint32_t pp__cpu_count(void);
 

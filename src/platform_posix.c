@@ -43,3 +43,10 @@ const char *pp__dso_suffix(void)
      * -module still gives .so; .dylib is for libraries, not plugins. */
     return ".so";
 }
+
+int pp__names_ignore_case(void)
+{
+    /* Even where a file system ignores case (macOS by default), "x.SO"
+     * is nobody's plugin: libtool writes the suffix in lower case. */
+    return 0;
+}

@@ -41,6 +41,10 @@ const char *t_os_tmpdir(void);
 /* This process's id, for unique file names. */
 long t_os_pid(void);
 
+/* Whether a module's file name ending counts without regard to case
+ * ("X.DLL" is a module on Windows; "x.SO" is none on POSIX). */
+int t_os_module_suffix_ignores_case(void);
+
 /* A file name in the temporary folder that holds a backslash (one the
  * hash plugin must escape): in the name on POSIX, as the separator on
  * Windows. */

@@ -103,6 +103,11 @@ long t_os_pid(void)
     return (long)getpid();
 }
 
+int t_os_module_suffix_ignores_case(void)
+{
+    return 0;
+}
+
 const char *t_os_backslash_path(apr_pool_t *p)
 {
     return apr_psprintf(p, "%s/pp_back\\slash.%ld", t_os_tmpdir(), t_os_pid());

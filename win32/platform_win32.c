@@ -49,3 +49,8 @@ const char *pp__dso_suffix(void)
 {
     return ".dll";
 }
+
+int pp__names_ignore_case(void)
+{
+    return 1;
+}

@@ -136,6 +136,11 @@ long t_os_pid(void)
     return (long)GetCurrentProcessId();
 }
 
+int t_os_module_suffix_ignores_case(void)
+{
+    return 1;
+}
+
 const char *t_os_backslash_path(apr_pool_t *p)
 {
     return apr_psprintf(p, "%s\\pp_escape.%ld", t_os_tmpdir(), t_os_pid());

@@ -104,8 +104,8 @@ apr_status_t pp_registry_load(pp_registry_t *reg, const char *path,
                               char *err, apr_size_t errlen);
 
 /**
- * Load every plugin (".so", or ".dll" on Windows) in dir, in name order,
- * going on past bad ones. err collects one line per failure.
+ * Load every plugin (".so", or ".dll" in any case on Windows) in dir, in
+ * name order, going on past bad ones. err collects one line per failure.
  * @return APR_SUCCESS if all loaded, else the first failure's status.
  */
 apr_status_t pp_registry_load_dir(pp_registry_t *reg, const char *dir,
