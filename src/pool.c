@@ -403,11 +403,9 @@ static apr_uint32_t search_budget(const pp__worker_t *w)
  * and keeps the short one. */
 static void after_park(pp__worker_t *w, apr_time_t slept)
 {
-    apr_uint32_t max = w->pool->cfg.spin;
-    apr_uint64_t need = (apr_uint64_t)slept * w->polls_per_us;
-
-    if (slept > 0 && need <= max && 2 * need > w->spin)
-        w->spin = 2 * need < max ? (apr_uint32_t)(2 * need) : max;
+    if (slept > 0)    /* the wall clock may have stepped back */
+        w->spin = pp__budget_slept(w->spin, w->pool->cfg.spin,
+                                   (apr_uint64_t)slept * w->polls_per_us);
 }
 
 /*
@@ -433,7 +431,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
                  * found on a wake-up says nothing about polling, and
                  * changes nothing. */
                 if (!woken && i > 0)
-                    w->spin = w->spin * 2 > pool->cfg.spin ? pool->cfg.spin : w->spin * 2;
+                    w->spin = pp__budget_paid(w->spin, pool->cfg.spin);
                 found_work(w);
                 return 1;
             }
@@ -455,7 +453,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         /* Nothing came: search less next time, so a pool going idle stops
          * paying for it, but never below the floor. */
         if (budget > 0)
-            w->spin = w->spin / 2 < pool->min_spin ? pool->min_spin : w->spin / 2;
+            w->spin = pp__budget_missed(w->spin, pool->min_spin);
         if (budget >= 512) {    /* timed over enough polls to tell */
             apr_uint32_t polls = budget - 255;
             apr_time_t took = apr_time_now() - polled;
@@ -1010,7 +1008,7 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     raw = apr_pcalloc(p, (pool->cfg.threads + 1) * sizeof(pp__deque_t));
     pool->deques = (pp__deque_t *)(((apr_uintptr_t)raw + CACHE_LINE - 1)
                                    & ~(apr_uintptr_t)(CACHE_LINE - 1));
-    pool->min_spin = pool->cfg.spin / 16;
+    pool->min_spin = pp__budget_floor(pool->cfg.spin);
     for (i = 0; i < pool->cfg.threads; i++) {
         pp__worker_t *w = worker_at(pool, i);
         w->pool = pool;

@@ -40,6 +40,41 @@ static inline int pp__may_poll(apr_uint32_t up, apr_uint32_t others)
     return 2 * others < up;
 }
 
+/*
+ * A worker's adaptive search budget, in polls, between a floor and the
+ * bound max (cfg.spin); pool.c applies these rules, the tests check them.
+ */
+
+/** The floor: 1/16 of max, but at least one poll when max allows any, so
+ *  that a small budget halved to nothing can still grow back. */
+static inline apr_uint32_t pp__budget_floor(apr_uint32_t max)
+{
+    return max >= 16 ? max / 16 : max > 0 ? 1u : 0u;
+}
+
+/** After a search that found work by polling: twice as long, within max. */
+static inline apr_uint32_t pp__budget_paid(apr_uint32_t spin, apr_uint32_t max)
+{
+    return spin > max / 2 ? max : 2 * spin;
+}
+
+/** After a search that found nothing: half as long, not below floor. */
+static inline apr_uint32_t pp__budget_missed(apr_uint32_t spin, apr_uint32_t floor)
+{
+    return spin / 2 < floor ? floor : spin / 2;
+}
+
+/** After a sleep as long as `need` polls: if a search within max would
+ *  have spared it, twice that (within max) when it is more than spin; a
+ *  longer sleep says nothing about polling and changes nothing. */
+static inline apr_uint32_t pp__budget_slept(apr_uint32_t spin, apr_uint32_t max,
+                                            apr_uint64_t need)
+{
+    if (need == 0 || need > max || 2 * need <= spin)
+        return spin;
+    return 2 * need < max ? (apr_uint32_t)(2 * need) : max;
+}
+
 /** Check cfg and replace its "0 = default" values by the real ones. */
 apr_status_t pp__config_resolve(pp_config_t *cfg);
 

@@ -68,10 +68,10 @@ typedef struct pp_config_t {
     /** The most polls of the queues a worker out of work makes before it
      *  sleeps (about 90 us by default on a 2-core VM; 0 = sleep at once): a
      *  task that comes meanwhile needs no wake-up. Adaptive below this bound
-     *  (halved after a search that found nothing, down to 1/16; doubled
-     *  after one that paid off; after a sleep that a search within the
-     *  bound would have spared, twice as long as that sleep), so an idle
-     *  pool stops paying for it and burns no CPU.
+     *  (halved after a search that found nothing, down to 1/16 or one poll;
+     *  doubled after one that paid off; after a sleep that a search within
+     *  the bound would have spared, twice as long as that sleep), so an
+     *  idle pool stops paying for it and burns no CPU.
      *  Fewer than half the workers that are awake poll at once (one always
      *  may); the others sleep at once. */
     apr_uint32_t spin;
