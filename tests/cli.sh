@@ -65,6 +65,10 @@ check "malformed job line exits 2" "$?" 2
 grep -q "line 5: expected 'TYPE ARG'" "$work/err" && ok "malformed line named by number" || bad "no line number in: $(cat "$work/err")"
 pp run -f "$work/nope" > /dev/null 2> "$work/err"
 check "unreadable job file exits 2" "$?" 2
+# A folder opens on Linux and fails only when read (EISDIR): not an empty job list.
+pp run -f "$work" > /dev/null 2> "$work/err"
+check "a folder as job file exits 2" "$?" 2
+grep -q "cannot read job file" "$work/err" && ok "a folder as job file reported" || bad "no read error in: $(cat "$work/err")"
 pp run demo.sleep abc > /dev/null 2> "$work/err"
 check "bad argument exits 2" "$?" 2
 pp frobnicate > /dev/null 2>&1

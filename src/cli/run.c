@@ -24,6 +24,7 @@
 #include <apr_time.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,25 @@ static void clear_progress(run_state *st)
         fputs("\r\033[K", stderr);
         st->progress_shown = 0;
     }
+}
+
+static int input_error(run_state *st, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Reports bad input between the progress bar's redraws; CLI_USAGE. */
+static int input_error(run_state *st, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    apr_vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    apr_thread_mutex_lock(st->lock);
+    clear_progress(st);
+    cli_error("%s", line);
+    apr_thread_mutex_unlock(st->lock);
+    return CLI_USAGE;
 }
 
 static void draw_progress(run_state *st)
@@ -216,16 +236,11 @@ static int submit(run_state *st, const pp_registry_t *reg, const char *type_name
 
     if (!type) {
         const pp_task_type_t *guess = pp_registry_suggest(reg, type_name);
-        apr_thread_mutex_lock(st->lock);
-        clear_progress(st);
         if (guess)
-            cli_error("%sunknown task type '%s' (did you mean '%s'?)", where, type_name,
-                      guess->name);
-        else
-            cli_error("%sunknown task type '%s' (parkpool plugins lists them)", where,
-                      type_name);
-        apr_thread_mutex_unlock(st->lock);
-        return CLI_USAGE;
+            return input_error(st, "%sunknown task type '%s' (did you mean '%s'?)", where,
+                               type_name, guess->name);
+        return input_error(st, "%sunknown task type '%s' (parkpool plugins lists them)", where,
+                           type_name);
     }
     apr_pool_create(&p, st->task_root);
     t = apr_pcalloc(p, sizeof(*t));
@@ -238,11 +253,8 @@ static int submit(run_state *st, const pp_registry_t *reg, const char *type_name
     if (!type->parse)
         t->arg = apr_pstrdup(p, arg);
     if (rv != APR_SUCCESS) {
-        apr_thread_mutex_lock(st->lock);
-        clear_progress(st);
-        cli_error("%sbad argument for %s: '%s' (%s)", where, type_name, arg,
-                  pp_strerror(rv, msg, sizeof(msg)));
-        apr_thread_mutex_unlock(st->lock);
+        input_error(st, "%sbad argument for %s: '%s' (%s)", where, type_name, arg,
+                    pp_strerror(rv, msg, sizeof(msg)));
         apr_pool_destroy(p);
         return CLI_USAGE;
     }
@@ -263,24 +275,35 @@ static int submit(run_state *st, const pp_registry_t *reg, const char *type_name
     return 0;
 }
 
-/* Reads one line of any length into *buf; 0 at EOF or when interrupted. */
+/* Reads one line of any length into *buf: 1, or 0 at the end of the input
+ * or when interrupted, or -1 with errno when it cannot be read (a folder
+ * opens on Linux and fails with EISDIR here; EIO; ENOMEM). */
 static int read_line(FILE *f, char **buf, size_t *cap)
 {
     size_t len = 0;
 
     for (;;) {
         if (len + 2 > *cap) {
-            *cap = *cap ? *cap * 2 : 4096;
-            *buf = realloc(*buf, *cap);
-            if (!*buf)
-                return 0;
+            size_t want = *cap ? *cap * 2 : 4096;
+            char *bigger = realloc(*buf, want);
+            if (!bigger) {
+                errno = ENOMEM;
+                return -1;
+            }
+            *buf = bigger;
+            *cap = want;
         }
         if (!fgets(*buf + len, (int)(*cap - len), f)) {
-            if (ferror(f) && errno == EINTR && !apr_atomic_read32(&interrupts)) {
-                clearerr(f);
-                continue;
+            if (apr_atomic_read32(&interrupts))
+                return 0;
+            if (ferror(f)) {
+                if (errno == EINTR) {
+                    clearerr(f);
+                    continue;
+                }
+                return -1;
             }
-            return len > 0 && !apr_atomic_read32(&interrupts);
+            return len > 0;
         }
         len += strlen(*buf + len);
         if (len && (*buf)[len - 1] == '\n')
@@ -288,14 +311,14 @@ static int read_line(FILE *f, char **buf, size_t *cap)
     }
 }
 
-static int read_job_file(run_state *st, const pp_registry_t *reg, FILE *f)
+static int read_job_file(run_state *st, const pp_registry_t *reg, FILE *f, const char *file)
 {
     char *buf = NULL, *line, *type, *arg, *end, where[64];
     size_t cap = 0;
     apr_uint64_t lineno = 0;
-    int rc = 0;
+    int rc = 0, got = 0;
 
-    while (rc == 0 && !apr_atomic_read32(&interrupts) && read_line(f, &buf, &cap)) {
+    while (rc == 0 && !apr_atomic_read32(&interrupts) && (got = read_line(f, &buf, &cap)) > 0) {
         lineno++;
         line = buf;
         end = line + strlen(line);
@@ -309,11 +332,7 @@ static int read_job_file(run_state *st, const pp_registry_t *reg, FILE *f)
         arg = type + strcspn(type, " \t");
         apr_snprintf(where, sizeof(where), "line %" APR_UINT64_T_FMT ": ", lineno);
         if (!*arg) {
-            apr_thread_mutex_lock(st->lock);
-            clear_progress(st);
-            cli_error("%sexpected 'TYPE ARG', got '%s'", where, type);
-            apr_thread_mutex_unlock(st->lock);
-            rc = CLI_USAGE;
+            rc = input_error(st, "%sexpected 'TYPE ARG', got '%s'", where, type);
             break;
         }
         *arg++ = '\0';
@@ -321,6 +340,11 @@ static int read_job_file(run_state *st, const pp_registry_t *reg, FILE *f)
             arg++;
         rc = submit(st, reg, type, arg, where);
     }
+    /* Not the end of the jobs: what was read still runs, but the exit
+     * status says the input was cut short. */
+    if (got < 0 && rc == 0)
+        rc = input_error(st, "run: cannot read job file %s after line %" APR_UINT64_T_FMT
+                         ": %s", file, lineno, strerror(errno));
     free(buf);
     return rc;
 }
@@ -444,7 +468,7 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
         apr_thread_create(&progress_thread, NULL, progress_main, st, p);
 
     if (in) {
-        rc = read_job_file(st, reg, in);
+        rc = read_job_file(st, reg, in, in == stdin ? "(standard input)" : file);
         if (in != stdin)
             fclose(in);
     }
