@@ -58,10 +58,11 @@ static inline apr_uint32_t pp__budget_paid(apr_uint32_t spin, apr_uint32_t max)
     return spin > max / 2 ? max : 2 * spin;
 }
 
-/** After a search that found nothing: half as long, not below floor. */
-static inline apr_uint32_t pp__budget_missed(apr_uint32_t spin, apr_uint32_t floor)
+/** After a search that found nothing: half as long, not below least
+ *  (pp__budget_floor). */
+static inline apr_uint32_t pp__budget_missed(apr_uint32_t spin, apr_uint32_t least)
 {
-    return spin / 2 < floor ? floor : spin / 2;
+    return spin / 2 < least ? least : spin / 2;
 }
 
 /** After a sleep as long as `need` polls: if a search within max would

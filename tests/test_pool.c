@@ -274,16 +274,16 @@ static void test_budget_rules(void)
     /* Every bound: fruitless searches end on the floor, fruitful ones
      * climb back to the bound, always within [floor, max]. */
     for (max = 0; max <= 5000; max += max < 64 ? 1 : 97) {
-        apr_uint32_t floor = pp__budget_floor(max), bad = 0;
+        apr_uint32_t least = pp__budget_floor(max), bad = 0;
 
         for (spin = max, n = 0; n < 40; n++) {
-            spin = pp__budget_missed(spin, floor);
-            bad += spin < floor || spin > max;
+            spin = pp__budget_missed(spin, least);
+            bad += spin < least || spin > max;
         }
-        CU_ASSERT_EQUAL(spin, floor);
+        CU_ASSERT_EQUAL(spin, least);
         for (n = 0; n < 40; n++) {
             spin = pp__budget_paid(spin, max);
-            bad += spin < floor || spin > max;
+            bad += spin < least || spin > max;
         }
         CU_ASSERT_EQUAL(spin, max);
         CU_ASSERT_EQUAL(bad, 0);
