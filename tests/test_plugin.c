@@ -4,8 +4,8 @@
 #include "platform.h"
 
 #include <apr_file_info.h>
-#include <apr_lib.h>
 #include <apr_file_io.h>
+#include <apr_lib.h>
 #include <apr_strings.h>
 #include <apr_time.h>
 
