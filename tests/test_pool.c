@@ -100,7 +100,9 @@ static void test_exactly_once_4_producers(void)
  * workers: a worker counts its park after it joined the idle list, a waker
  * counts the unpark as it takes one off, and pp_pool_stats reads the parks
  * first. Such a worker may not be inside pp__park yet: a submit now races
- * with its last steps into the park, the window a lost wakeup hides in. */
+ * with its last steps into the park, the window a lost wakeup hides in.
+ * A worker searches a while before it parks, longer under the sanitizers
+ * and valgrind. */
 static int wait_all_parked(pp_pool_t *pool)
 {
     apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);
@@ -179,21 +181,6 @@ static void test_no_lost_wakeup(void)
     check_no_lost_wakeup(cfg.spin, t_scaled(50000));
 }
 
-/* Until the pool's park count reaches at least parks (10 s at most): a
- * worker spins on its token a while before it parks, longer under the
- * sanitizers and valgrind. */
-static void wait_parks(pp_pool_t *pool, apr_uint64_t parks, pp_stats_t *st)
-{
-    apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);
-
-    for (;;) {
-        pp_pool_stats(pool, st);
-        if (st->parks >= parks || apr_time_now() > deadline)
-            return;
-        apr_sleep(100);
-    }
-}
-
 /* Wakes one worker per task: with all workers idle, one submit must not
  * wake the others (the herd a broadcast would cause). Each round starts
  * with every worker parked and ends when the one woken has parked again:
@@ -210,13 +197,14 @@ static void test_one_wake_per_submit(void)
     apr_pool_create(&p, t_root);
     pool = t_pool(p, 8, 0);
     T_OK_FATAL(pp_group_create(&g, p));
-    wait_parks(pool, 8, &before);    /* all eight asleep */
+    CU_ASSERT(wait_all_parked(pool));
+    pp_pool_stats(pool, &before);
     CU_ASSERT_EQUAL(before.parks, 8);
     for (i = 0; i < 100; i++) {
         pp_pool_stats(pool, &before);
         T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, g, 0));
         T_OK(pp_group_wait(g, -1));
-        wait_parks(pool, before.parks + 1, &after);
+        CU_ASSERT(wait_all_parked(pool));    /* the woken one too */
         apr_sleep(apr_time_from_msec(1));    /* room for a herd to show */
         pp_pool_stats(pool, &after);
         CU_ASSERT_EQUAL(after.unparks - before.unparks, 1);
@@ -468,7 +456,7 @@ static void test_idle_workers_steal(void)
         s.pool = t_pool(p, (apr_uint32_t)threads, 0);
         s.n = 200;    /* fits the submitter's deque */
         T_OK_FATAL(pp_group_create(&g, p));
-        wait_parks(s.pool, (apr_uint64_t)threads, &st);    /* all asleep */
+        CU_ASSERT(wait_all_parked(s.pool));
         T_OK(pp_submit_ex(s.pool, spread_parent, &s, g, 0));
         T_OK(pp_group_wait(g, apr_time_from_sec(60)));
         CU_ASSERT_EQUAL(s.errors, 0);
