@@ -14,6 +14,7 @@ enum {
     PP__FAULT_THREAD_CREATE, /* apr_thread_create of a worker */
     PP__FAULT_QUEUE_GROW,    /* growing a queue ring */
     PP__FAULT_GROUP_CREATE,  /* a group's mutex */
+    PP__FAULT_POOL_ALLOC,    /* pp_pool_create's arrays (workers, deques) */
     PP__FAULT_POINTS
 };
 

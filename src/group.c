@@ -10,19 +10,20 @@
 #include "pool_private.h"
 #include "fault.h"
 
-#include <apr_atomic.h>
-#include <apr_thread_cond.h>
-#include <apr_thread_mutex.h>
+#include <stdatomic.h>
+#include "sync.h"
 
 struct pp_group_t {
-    apr_thread_mutex_t *lock;
-    apr_thread_cond_t  *done;
+    pp__mutex_t        *lock;
+    pp__cond_t         *done;
     pp_pool_t          *pool;      /* the pool of the current round */
     apr_uint32_t        pending;   /* guarded by lock, as is what follows */
     apr_uint32_t        nwaiting;
     int                 waited;    /* a wait saw this round done */
     apr_status_t        status;
-    volatile apr_uint32_t cancelled; /* read lock-free by pp_task_cancelled */
+    /* Written under lock, read lock-free by pp_task_cancelled(), which only
+     * needs to see it eventually: relaxed. */
+    _Atomic apr_uint32_t cancelled;
 };
 
 /* The group's memory goes with its APR pool: wait for its tasks first, so
@@ -45,9 +46,9 @@ apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p)
     g = apr_pcalloc(p, sizeof(*g));
     rv = pp__fault_hit(PP__FAULT_GROUP_CREATE)
          ? APR_ENOMEM
-         : apr_thread_mutex_create(&g->lock, APR_THREAD_MUTEX_DEFAULT, p);
+         : pp__mutex_create(&g->lock, p);
     if (rv == APR_SUCCESS)
-        rv = apr_thread_cond_create(&g->done, p);
+        rv = pp__cond_create(&g->done, p);
     if (rv != APR_SUCCESS)
         return rv;
     apr_pool_cleanup_register(p, g, group_cleanup, apr_pool_cleanup_null);
@@ -59,7 +60,7 @@ apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool, apr_uint32_t n)
 {
     apr_status_t rv = APR_SUCCESS;
 
-    apr_thread_mutex_lock(g->lock);
+    pp__mutex_lock(g->lock);
     if (g->pending == 0) {
         g->pool = pool;
         /* A round ends when a wait has seen it done, not whenever the count
@@ -68,37 +69,37 @@ apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool, apr_uint32_t n)
         if (g->waited) {
             g->waited = 0;
             g->status = APR_SUCCESS;
-            apr_atomic_set32(&g->cancelled, 0);
+            atomic_store_explicit(&g->cancelled, 0, memory_order_relaxed);
         }
     }
     if (g->pending > 0 && g->pool != pool) {
         rv = APR_EINVAL;    /* one pool per round, or cancel could not work */
     }
-    else if (g->cancelled) {
+    else if (atomic_load_explicit(&g->cancelled, memory_order_relaxed)) {
         rv = PP_ECANCELLED;
     }
     if (rv == APR_SUCCESS)
         g->pending += n;
-    apr_thread_mutex_unlock(g->lock);
+    pp__mutex_unlock(g->lock);
     return rv;
 }
 
 void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record, apr_uint32_t n)
 {
-    apr_thread_mutex_lock(g->lock);
+    pp__mutex_lock(g->lock);
     if (record && outcome != APR_SUCCESS && g->status == APR_SUCCESS)
         g->status = outcome;
     /* Signal under the lock: a waiter that returns may free the group the
      * moment the lock is released, and nothing here touches it after. */
     g->pending -= n;
     if (g->pending == 0 && g->nwaiting)
-        apr_thread_cond_broadcast(g->done);
-    apr_thread_mutex_unlock(g->lock);
+        pp__cond_broadcast(g->done);
+    pp__mutex_unlock(g->lock);
 }
 
 int pp__group_cancelled(const pp_group_t *g)
 {
-    return apr_atomic_read32((volatile apr_uint32_t *)&g->cancelled) != 0;
+    return atomic_load_explicit(&((pp_group_t *)g)->cancelled, memory_order_relaxed) != 0;
 }
 
 apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout)
@@ -110,27 +111,18 @@ apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout)
         return APR_EINVAL;
     if (pp__current_group() == group)
         return APR_EINVAL;
-    deadline = timeout > 0 ? apr_time_now() + timeout : 0;
-    apr_thread_mutex_lock(group->lock);
-    while (group->pending > 0) {
-        if (timeout < 0) {
-            group->nwaiting++;
-            apr_thread_cond_wait(group->done, group->lock);
-            group->nwaiting--;
-            continue;
-        }
-        apr_interval_time_t left = deadline - apr_time_now();
-        if (timeout == 0 || left <= 0) {
-            rv = APR_TIMEUP;
-            break;
-        }
+    deadline = pp__deadline(timeout);
+    pp__mutex_lock(group->lock);
+    while (group->pending > 0 && rv == APR_SUCCESS) {
         group->nwaiting++;
-        apr_thread_cond_timedwait(group->done, group->lock, left);
+        rv = pp__cond_wait_until(group->done, group->lock, deadline);
         group->nwaiting--;
     }
-    if (rv == APR_SUCCESS)
+    if (group->pending == 0) {
+        rv = APR_SUCCESS;
         group->waited = 1;
-    apr_thread_mutex_unlock(group->lock);
+    }
+    pp__mutex_unlock(group->lock);
     return rv;
 }
 
@@ -142,13 +134,13 @@ apr_status_t pp_group_cancel(pp_group_t *group)
 
     if (!group)
         return APR_EINVAL;
-    apr_thread_mutex_lock(group->lock);
+    pp__mutex_lock(group->lock);
     if (group->pending > 0) {
         pool = group->pool;
-        apr_atomic_set32(&group->cancelled, 1);
+        atomic_store_explicit(&group->cancelled, 1, memory_order_relaxed);
         rv = pp__pool_take_group(pool, group, &dropped);
     }
-    apr_thread_mutex_unlock(group->lock);
+    pp__mutex_unlock(group->lock);
     /* The dropped tasks still count as pending, so the group (and the pool
      * that must outlive it) stays until they are accounted for here. */
     if (pool)
@@ -163,8 +155,8 @@ apr_status_t pp_group_status(const pp_group_t *group)
 
     if (!group)
         return APR_EINVAL;
-    apr_thread_mutex_lock(group->lock);
+    pp__mutex_lock(group->lock);
     rv = group->status;
-    apr_thread_mutex_unlock(group->lock);
+    pp__mutex_unlock(group->lock);
     return rv;
 }

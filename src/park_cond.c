@@ -1,18 +1,18 @@
 /*
- * Portable parker on an APR mutex + condition variable guarding the same
- * three-state token as the futex backend. The mutex gives all the ordering;
- * the condition variable belongs to this one parker, so a signal wakes at
- * most its owner: no herd.
+ * Portable parker: a mutex and condition variable of its own (sync.h)
+ * guarding the same three-state token as the futex backend. The mutex
+ * gives all the ordering; the condition variable belongs to this one
+ * parker, so a signal wakes at most its owner: no herd. sync.h's condition
+ * variables wait on the monotonic clock, so a timed park is not moved by
+ * a step of the wall clock (APR's own would be).
  */
 #include "park.h"
-
-#include <apr_thread_cond.h>
-#include <apr_thread_mutex.h>
+#include "sync.h"
 
 struct pp__parker_t {
     apr_uint32_t state;           /* guarded by lock */
-    apr_thread_mutex_t *lock;
-    apr_thread_cond_t *cond;
+    pp__mutex_t *lock;
+    pp__cond_t  *cond;
 };
 
 apr_status_t pp__parker_create(pp__parker_t **parker, apr_pool_t *p)
@@ -20,9 +20,11 @@ apr_status_t pp__parker_create(pp__parker_t **parker, apr_pool_t *p)
     pp__parker_t *k = apr_pcalloc(p, sizeof(*k));
     apr_status_t rv;
 
-    rv = apr_thread_mutex_create(&k->lock, APR_THREAD_MUTEX_DEFAULT, p);
+    if (!k)
+        return APR_ENOMEM;
+    rv = pp__mutex_create(&k->lock, p);
     if (rv == APR_SUCCESS)
-        rv = apr_thread_cond_create(&k->cond, p);
+        rv = pp__cond_create(&k->cond, p);
     if (rv == APR_SUCCESS)
         *parker = k;
     return rv;
@@ -30,36 +32,31 @@ apr_status_t pp__parker_create(pp__parker_t **parker, apr_pool_t *p)
 
 void pp__park(pp__parker_t *parker)
 {
-    apr_thread_mutex_lock(parker->lock);
+    pp__mutex_lock(parker->lock);
     if (parker->state != PP__PARK_NOTIFIED) {
         parker->state = PP__PARK_PARKED;
         while (parker->state != PP__PARK_NOTIFIED)
-            apr_thread_cond_wait(parker->cond, parker->lock);
+            pp__cond_wait(parker->cond, parker->lock);
     }
     parker->state = PP__PARK_EMPTY;
-    apr_thread_mutex_unlock(parker->lock);
+    pp__mutex_unlock(parker->lock);
 }
 
 apr_status_t pp__park_timed(pp__parker_t *parker, apr_interval_time_t timeout)
 {
     apr_status_t rv = APR_SUCCESS;
-    /* APR has no monotonic clock; apr_time_now() is the best it offers. */
-    apr_time_t deadline = apr_time_now() + (timeout > 0 ? timeout : 0);
+    apr_time_t deadline = pp__deadline(timeout > 0 ? timeout : 0);
 
-    apr_thread_mutex_lock(parker->lock);
+    pp__mutex_lock(parker->lock);
     if (parker->state != PP__PARK_NOTIFIED) {
         parker->state = PP__PARK_PARKED;
-        while (parker->state != PP__PARK_NOTIFIED) {
-            apr_interval_time_t left = deadline - apr_time_now();
-            if (left <= 0) {
-                rv = APR_TIMEUP;
-                break;
-            }
-            apr_thread_cond_timedwait(parker->cond, parker->lock, left);
-        }
+        while (parker->state != PP__PARK_NOTIFIED && rv == APR_SUCCESS)
+            rv = pp__cond_wait_until(parker->cond, parker->lock, deadline);
+        if (parker->state == PP__PARK_NOTIFIED)
+            rv = APR_SUCCESS;
     }
     parker->state = PP__PARK_EMPTY;
-    apr_thread_mutex_unlock(parker->lock);
+    pp__mutex_unlock(parker->lock);
     return rv;
 }
 
@@ -67,9 +64,9 @@ int pp__park_notified(pp__parker_t *parker)
 {
     int notified;
 
-    apr_thread_mutex_lock(parker->lock);
+    pp__mutex_lock(parker->lock);
     notified = parker->state == PP__PARK_NOTIFIED;
-    apr_thread_mutex_unlock(parker->lock);
+    pp__mutex_unlock(parker->lock);
     return notified;
 }
 
@@ -79,12 +76,12 @@ void pp__unpark(pp__parker_t *parker)
 
     /* Signal under the lock: once it is released the owner may return,
      * and its pool, this condition variable with it, may be destroyed. */
-    apr_thread_mutex_lock(parker->lock);
+    pp__mutex_lock(parker->lock);
     old = parker->state;
     parker->state = PP__PARK_NOTIFIED;
     if (old == PP__PARK_PARKED)
-        apr_thread_cond_signal(parker->cond);
-    apr_thread_mutex_unlock(parker->lock);
+        pp__cond_signal(parker->cond);
+    pp__mutex_unlock(parker->lock);
 }
 
 const char *pp__park_backend_name(void)

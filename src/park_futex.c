@@ -24,14 +24,6 @@ void pp__word_wake(volatile apr_uint32_t *word)
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-apr_uint64_t pp__word_clock(void)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (apr_uint64_t)now.tv_sec * APR_USEC_PER_SEC + (apr_uint64_t)now.tv_nsec / 1000;
-}
-
 const char *pp__park_backend_name(void)
 {
     return "futex";

@@ -1,7 +1,8 @@
 /*
  * The park.h token on a word the OS can sleep on, after Rust std's
  * sys/sync/thread_parking/futex.rs. The backend (park_futex.c or
- * win32/park_win32.c) provides wait, wake and a monotonic clock.
+ * win32/park_win32.c) provides wait and wake; deadlines are on sync.h's
+ * monotonic clock.
  *
  * Orderings: apr_atomic_* are full barriers, stronger than needed. What the
  * token must order is "unparker's writes before unpark" -> "parker's reads
@@ -15,6 +16,7 @@
  */
 #include "park.h"
 #include "park_word.h"
+#include "sync.h"
 
 #include <apr_atomic.h>
 
@@ -46,16 +48,16 @@ void pp__park(pp__parker_t *parker)
 
 apr_status_t pp__park_timed(pp__parker_t *parker, apr_interval_time_t timeout)
 {
-    apr_uint64_t deadline, now;
+    apr_time_t deadline, now;
 
     if (apr_atomic_dec32(&parker->state) == 0)
         return APR_SUCCESS;
     /* On the monotonic clock, so that a wall-clock step neither stretches
      * nor cuts a wait, and the wait shrinks across spurious returns
      * instead of restarting. */
-    deadline = pp__word_clock() + (apr_uint64_t)(timeout > 0 ? timeout : 0);
-    while ((now = pp__word_clock()) < deadline) {
-        pp__word_wait(&parker->state, (apr_interval_time_t)(deadline - now));
+    deadline = pp__deadline(timeout > 0 ? timeout : 0);
+    while ((now = pp__clock_mono()) < deadline) {
+        pp__word_wait(&parker->state, deadline == PP__FOREVER ? -1 : deadline - now);
         if (consume(parker))
             return APR_SUCCESS;
     }

@@ -1,7 +1,7 @@
 /*
  * The two backends that sleep on a word (Linux futex, Windows
  * WaitOnAddress) share park_word.c, which keeps the three-state token of
- * park.h; each backend supplies only these three calls.
+ * park.h; each backend supplies only these two calls.
  */
 #ifndef PP_PARK_WORD_H
 #define PP_PARK_WORD_H
@@ -18,8 +18,5 @@ void pp__word_wait(volatile apr_uint32_t *word, apr_interval_time_t timeout);
 
 /** Wake one thread sleeping on word, if any. */
 void pp__word_wake(volatile apr_uint32_t *word);
-
-/** A monotonic clock in microseconds, for timed parks' deadlines. */
-apr_uint64_t pp__word_clock(void);
 
 #endif

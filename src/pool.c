@@ -65,11 +65,9 @@
 #include "atomic.h"
 #include "park.h"
 #include "platform.h"
+#include "sync.h"
 
-#include <apr_atomic.h>
 #include <apr_strings.h>
-#include <apr_thread_cond.h>
-#include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
 
 #include <stdarg.h>
@@ -124,15 +122,20 @@ struct pp_pool_t {
                                      * (every deque is ready before them). */
     apr_uint32_t         min_spin;  /* the adaptive search budget's floor */
 
-    apr_thread_mutex_t  *lock;      /* the queue lock: guards what follows */
+    pp__mutex_t         *lock;      /* the queue lock: guards what follows */
     pp__queue_t          queue;
     pp__worker_t       **idle;      /* LIFO stack of parked workers */
     apr_uint32_t         live;      /* workers not yet out of their loop */
-    apr_uint32_t         nwaiting;  /* submitters blocked on not_full */
+    _Atomic apr_uint32_t nwaiting;  /* submitters blocked on not_full;
+                                     * read by pp_pool_stats() only */
+    apr_uint32_t         nwaiting_batch; /* those of them waiting for room for > 1 */
     int                  join;
-    apr_thread_cond_t   *not_full;  /* bounded queue: submitters wait here */
-    apr_thread_cond_t   *exited;    /* shutdown callers wait here */
-    volatile apr_uint32_t state;    /* written under lock, read anywhere */
+    pp__cond_t          *not_full;  /* bounded queue: submitters wait here */
+    pp__cond_t          *exited;    /* shutdown callers wait here */
+    /* Written under the lock, read anywhere; a reader outside the lock
+     * only needs to see the change eventually (a task that sees RUNNING a
+     * moment late is dropped by whoever takes it), so relaxed will do. */
+    _Atomic apr_uint32_t state;
 
     /* Written under the lock (so already serialised) but read without it. */
     pp__counter_t submitted, unparks;
@@ -161,6 +164,23 @@ static pp__worker_t *worker_at(pp_pool_t *pool, apr_uint32_t i)
 static apr_uint32_t load32(_Atomic apr_uint32_t *a)
 {
     return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+static apr_uint32_t load_state(pp_pool_t *pool)
+{
+    return load32(&pool->state);
+}
+
+/* Called with the lock held. */
+static void set_state_locked(pp_pool_t *pool, apr_uint32_t state)
+{
+    atomic_store_explicit(&pool->state, state, memory_order_relaxed);
+}
+
+/* Is the calling thread one of pool's workers? */
+static int own_worker(const pp_pool_t *pool)
+{
+    return current && current->pool == pool;
 }
 
 /* Called with the lock held, after the global queue changed. */
@@ -197,10 +217,10 @@ static void wake_one(pp_pool_t *pool)
 {
     pp__worker_t *w = NULL;
 
-    apr_thread_mutex_lock(pool->lock);
+    pp__mutex_lock(pool->lock);
     if (wake_wanted(pool))
         w = pop_idle(pool);
-    apr_thread_mutex_unlock(pool->lock);
+    pp__mutex_unlock(pool->lock);
     if (w)
         pp__unpark(w->parker);
 }
@@ -263,7 +283,7 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
 
     /* A task taken from a deque may have been queued just as its pool or
      * group was cancelled: it is dropped as if the cancel had found it. */
-    if (apr_atomic_read32(&pool->state) == STATE_CANCELLING
+    if (load_state(pool) == STATE_CANCELLING
         || (e->group && pp__group_cancelled(e->group))) {
         drop_entry(pool, e);
         return;
@@ -289,6 +309,20 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
         pp__group_leave(e->group, rv, 1, 1);
 }
 
+/* Called with the lock held, after the global queue shrank: wake the
+ * submitters that may fit now. Waiters for one slot are alike, so one
+ * take wakes one of them; a batch waiter needs more room than one slot,
+ * and a lone signal could go to it and be lost on it while a single
+ * submitter sleeps beside a free slot, so with any batch waiting every
+ * waiter looks again. */
+static void room_made_locked(pp_pool_t *pool)
+{
+    if (pool->nwaiting_batch > 0)
+        pp__cond_broadcast(pool->not_full);
+    else if (load32(&pool->nwaiting) > 0)
+        pp__cond_signal(pool->not_full);
+}
+
 /* Called with the lock held: take the oldest global task into e and, when
  * many wait, a batch more into w's deque (in reverse, so that w pops them
  * oldest first). A bounded queue moves nothing: its capacity is a promise
@@ -312,8 +346,7 @@ static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
             pp__queue_pop(&pool->queue, &more[len]);
     }
     publish_qlen(pool);
-    if (pool->nwaiting)
-        apr_thread_cond_signal(pool->not_full);
+    room_made_locked(pool);
     while (n > 0)
         pp__deque_push(w->deque, &more[--n]);
     return 1;
@@ -326,9 +359,9 @@ static int take_global(pp__worker_t *w, pp__entry_t *e)
 
     if (load32(&pool->qlen) == 0)
         return 0;
-    apr_thread_mutex_lock(pool->lock);
+    pp__mutex_lock(pool->lock);
     got = take_global_locked(w, e);
-    apr_thread_mutex_unlock(pool->lock);
+    pp__mutex_unlock(pool->lock);
     return got;
 }
 
@@ -461,20 +494,20 @@ static int search(pp__worker_t *w, pp__entry_t *e)
                 w->polls_per_us = polls / (apr_uint32_t)(took < polls ? took : polls);
         }
 
-        apr_thread_mutex_lock(pool->lock);
+        pp__mutex_lock(pool->lock);
         if (take_global_locked(w, e)) {
-            apr_thread_mutex_unlock(pool->lock);
+            pp__mutex_unlock(pool->lock);
             found_work(w);
             return 1;
         }
         if (pool->state != STATE_RUNNING) {
             /* Shutting down: help drain the deques, then leave. */
             if (deques_busy(pool)) {
-                apr_thread_mutex_unlock(pool->lock);
+                pp__mutex_unlock(pool->lock);
                 continue;
             }
             atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
-            apr_thread_mutex_unlock(pool->lock);
+            pp__mutex_unlock(pool->lock);
             return 0;
         }
         n = load32(&pool->nidle);
@@ -487,10 +520,10 @@ static int search(pp__worker_t *w, pp__entry_t *e)
              * the announcement back and go after it. */
             atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);
             atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
-            apr_thread_mutex_unlock(pool->lock);
+            pp__mutex_unlock(pool->lock);
             continue;
         }
-        apr_thread_mutex_unlock(pool->lock);
+        pp__mutex_unlock(pool->lock);
         pp__counter_add(&w->parks, 1);
         parked = w->polls_per_us ? apr_time_now() : 0;
         pp__park(w->parker);
@@ -520,10 +553,10 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
             break;
         run_entry(w, &e);
     }
-    apr_thread_mutex_lock(pool->lock);
+    pp__mutex_lock(pool->lock);
     if (--pool->live == 0)
-        apr_thread_cond_broadcast(pool->exited);
-    apr_thread_mutex_unlock(pool->lock);
+        pp__cond_broadcast(pool->exited);
+    pp__mutex_unlock(pool->lock);
     current = NULL;
     return NULL;
 }
@@ -535,7 +568,7 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
 static apr_status_t wait_room(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flags)
 {
     apr_uint32_t cap = pool->cfg.queue_capacity;
-    int own = current && current->pool == pool;
+    int own = own_worker(pool);
 
     for (;;) {
         if (pool->state != STATE_RUNNING)
@@ -544,9 +577,13 @@ static apr_status_t wait_room(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flag
             return APR_SUCCESS;
         if (flags & PP_NOWAIT)
             return PP_EFULL;
-        pool->nwaiting++;
-        apr_thread_cond_wait(pool->not_full, pool->lock);
-        pool->nwaiting--;
+        atomic_store_explicit(&pool->nwaiting, load32(&pool->nwaiting) + 1,
+                              memory_order_relaxed);
+        pool->nwaiting_batch += n > 1;
+        pp__cond_wait(pool->not_full, pool->lock);
+        pool->nwaiting_batch -= n > 1;
+        atomic_store_explicit(&pool->nwaiting, load32(&pool->nwaiting) - 1,
+                              memory_order_relaxed);
     }
 }
 
@@ -568,7 +605,14 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
     pp__entry_t x = *e;
     apr_status_t rv;
 
-    apr_thread_mutex_lock(pool->lock);
+    /* A full queue is told without the lock, so that a PP_NOWAIT retry loop
+     * does not queue for the lock that the workers need to empty it. The
+     * length is as of the last change under the lock: a moment's view, as
+     * the answer under the lock would be. */
+    if ((flags & PP_NOWAIT) && pool->cfg.queue_capacity && !own_worker(pool)
+        && load32(&pool->qlen) + (apr_uint64_t)n > pool->cfg.queue_capacity)
+        return load_state(pool) == STATE_RUNNING ? PP_EFULL : PP_ESHUTDOWN;
+    pp__mutex_lock(pool->lock);
     rv = wait_room(pool, n, flags);
     if (rv != APR_SUCCESS)
         goto out;
@@ -603,7 +647,7 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
             pp__unpark(w->parker);
     }
 out:
-    apr_thread_mutex_unlock(pool->lock);
+    pp__mutex_unlock(pool->lock);
     for (i = 0; i < nwake; i++)
         pp__unpark(wake[i]->parker);
     return rv;
@@ -614,7 +658,7 @@ static apr_status_t push_local(pp__worker_t *w, const pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
 
-    if (apr_atomic_read32(&pool->state) != STATE_RUNNING)
+    if (load_state(pool) != STATE_RUNNING)
         return PP_ESHUTDOWN;
     pp__counter_add(&w->submitted, 1);    /* before the task can start */
     pp__deque_push(w->deque, e);
@@ -626,7 +670,7 @@ static apr_status_t push_local(pp__worker_t *w, const pp__entry_t *e)
 
 static apr_status_t submit_entry(pp_pool_t *pool, const pp__entry_t *e, apr_uint32_t flags)
 {
-    if (current && current->pool == pool && !pp__deque_full(current->deque))
+    if (own_worker(pool) && !pp__deque_full(current->deque))
         return push_local(current, e);
     return enqueue(pool, e, NULL, NULL, 1, flags);
 }
@@ -686,7 +730,7 @@ apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const
             return APR_EINVAL;
     if (n == 0)
         return APR_SUCCESS;
-    if (cap && !(current && current->pool == pool) && n > cap)
+    if (cap && !own_worker(pool) && n > cap)
         return APR_EINVAL;    /* it could never fit */
     if (group) {
         rv = pp__group_enter(group, pool, n);
@@ -717,12 +761,12 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
 {
     apr_status_t rv;
 
-    apr_thread_mutex_lock(pool->lock);
+    pp__mutex_lock(pool->lock);
     rv = pp__queue_take_group(&pool->queue, g, out);
     publish_qlen(pool);
-    if (rv == APR_SUCCESS && pool->nwaiting)
-        apr_thread_cond_broadcast(pool->not_full);
-    apr_thread_mutex_unlock(pool->lock);
+    if (rv == APR_SUCCESS && load32(&pool->nwaiting))
+        pp__cond_broadcast(pool->not_full);    /* many slots may be free */
+    pp__mutex_unlock(pool->lock);
     return rv;
 }
 
@@ -735,40 +779,34 @@ pp_group_t *pp__current_group(void)
  * once; concurrent callers wait for the one that joins. */
 static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
 {
-    apr_time_t deadline = timeout > 0 ? apr_time_now() + timeout : 0;
+    apr_time_t deadline = pp__deadline(timeout);
     apr_uint32_t i;
     pp_stats_t st;
 
-    apr_thread_mutex_lock(pool->lock);
+    pp__mutex_lock(pool->lock);
     while (pool->live > 0 || pool->join == JOIN_BUSY) {
-        if (timeout < 0) {
-            apr_thread_cond_wait(pool->exited, pool->lock);
+        if (pp__cond_wait_until(pool->exited, pool->lock, deadline) == APR_SUCCESS)
             continue;
-        }
-        apr_interval_time_t left = deadline - apr_time_now();
-        if (timeout == 0 || left <= 0) {
-            apr_thread_mutex_unlock(pool->lock);
-            if (!pool->cfg.on_log)
-                return APR_TIMEUP;
-            pp_pool_stats(pool, &st);
-            pool_log(pool, PP_LOG_WARN, "shutdown timed out after %" APR_TIME_T_FMT " ms: %"
-                     APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " queued",
-                     apr_time_as_msec(timeout), st.running, st.queued);
+        pp__mutex_unlock(pool->lock);
+        if (!pool->cfg.on_log)
             return APR_TIMEUP;
-        }
-        apr_thread_cond_timedwait(pool->exited, pool->lock, left);
+        pp_pool_stats(pool, &st);
+        pool_log(pool, PP_LOG_WARN, "shutdown timed out after %" APR_TIME_T_FMT " ms: %"
+                 APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " queued",
+                 apr_time_as_msec(timeout), st.running, st.queued);
+        return APR_TIMEUP;
     }
     if (pool->join == JOIN_NONE) {
         pool->join = JOIN_BUSY;
-        apr_thread_mutex_unlock(pool->lock);
+        pp__mutex_unlock(pool->lock);
         for (i = 0; i < pool->nstarted; i++) {
             apr_status_t ignored;
             apr_thread_join(&ignored, worker_at(pool, i)->thread);
         }
-        apr_thread_mutex_lock(pool->lock);
+        pp__mutex_lock(pool->lock);
         pool->join = JOIN_DONE;
-        apr_thread_cond_broadcast(pool->exited);
-        apr_thread_mutex_unlock(pool->lock);
+        pp__cond_broadcast(pool->exited);
+        pp__mutex_unlock(pool->lock);
         if (!pool->cfg.on_log)
             return APR_SUCCESS;
         pp_pool_stats(pool, &st);
@@ -777,7 +815,7 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
                  st.completed, st.failed, st.cancelled);
         return APR_SUCCESS;
     }
-    apr_thread_mutex_unlock(pool->lock);
+    pp__mutex_unlock(pool->lock);
     return APR_SUCCESS;
 }
 
@@ -807,23 +845,22 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
         return APR_EINVAL;
     memset(&dropped, 0, sizeof(dropped));
 
-    apr_thread_mutex_lock(pool->lock);
+    pp__mutex_lock(pool->lock);
     changed = how == PP_CANCEL ? pool->state != STATE_CANCELLING : pool->state == STATE_RUNNING;
     if (how == PP_CANCEL && pool->state != STATE_CANCELLING) {
-        apr_atomic_set32(&pool->state, STATE_CANCELLING);
+        set_state_locked(pool, STATE_CANCELLING);
         /* Take the whole ring: dropping happens outside the lock. */
-        dropped = pool->queue;
-        memset(&pool->queue, 0, sizeof(pool->queue));
+        pp__queue_move(&dropped, &pool->queue);
         publish_qlen(pool);
     }
     else if (pool->state == STATE_RUNNING) {
-        apr_atomic_set32(&pool->state, STATE_DRAINING);
+        set_state_locked(pool, STATE_DRAINING);
     }
     while ((w = pop_idle(pool)) != NULL)
         pp__unpark(w->parker);
-    if (pool->nwaiting)
-        apr_thread_cond_broadcast(pool->not_full);
-    apr_thread_mutex_unlock(pool->lock);
+    if (load32(&pool->nwaiting))
+        pp__cond_broadcast(pool->not_full);
+    pp__mutex_unlock(pool->lock);
 
     pp__pool_drop(pool, &dropped);
     pp__queue_destroy(&dropped);
@@ -837,16 +874,44 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
                  how == PP_DRAIN ? "drain" : "cancel", st.queued, st.running, st.cancelled);
     }
 
-    if (current && current->pool == pool)
+    if (own_worker(pool))
         return APR_EINPROGRESS;
     return wait_joined(pool, timeout);
 }
 
+/* One worker's started and ended counts as of one moment: ended first,
+ * then started, twice, until started held still across the read of ended
+ * (then both were true together, when ended was read). A worker that
+ * keeps finishing tasks faster than this reads may never hold still; its
+ * last read then counts at most one task as running, which is what a
+ * worker can run at a time. */
+static void worker_counts(pp__worker_t *w, apr_uint64_t *started, apr_uint64_t *completed,
+                          apr_uint64_t *failed)
+{
+    apr_uint64_t s1, s2, c, f;
+    int tries = 0;
+
+    s2 = pp__counter_read(&w->started);
+    do {
+        s1 = s2;
+        c = pp__counter_read(&w->completed);
+        f = pp__counter_read(&w->failed);
+        s2 = pp__counter_read(&w->started);
+    } while (s2 != s1 && ++tries < 4);
+    if (s2 > c + f + 1)
+        s2 = c + f + 1;
+    *started = s2;
+    *completed = c;
+    *failed = f;
+}
+
 void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
 {
-    apr_uint64_t done = 0, started = 0, cancelled;
+    apr_uint64_t started = 0, s, c, f, cancelled;
     apr_uint32_t i;
 
+    if (!out)
+        return;
     memset(out, 0, sizeof(*out));
     if (!pool)
         return;
@@ -855,29 +920,37 @@ void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
      * the differences below from going negative while tasks move. */
     for (i = 0; i < pool->nstarted; i++) {
         pp__worker_t *w = worker_at(pool, i);
-        out->completed += pp__counter_read(&w->completed);
-        out->failed += pp__counter_read(&w->failed);
+        worker_counts(w, &s, &c, &f);
+        started += s;
+        out->completed += c;
+        out->failed += f;
         out->parks += pp__counter_read(&w->parks);
     }
-    done = out->completed + out->failed;
-    for (i = 0; i < pool->nstarted; i++)
-        started += pp__counter_read(&worker_at(pool, i)->started);
     cancelled = pp__counter_read(&pool->cancelled);
     out->submitted = pp__counter_read(&pool->submitted);
     for (i = 0; i < pool->nstarted; i++)
         out->submitted += pp__counter_read(&worker_at(pool, i)->submitted);
     out->unparks = pp__counter_read(&pool->unparks);
     out->cancelled = cancelled;
-    out->running = started - done;
+    out->running = started - out->completed - out->failed;
     out->queued = out->submitted - started - cancelled;
     out->threads = pool->nstarted;
+    out->blocked = load32(&pool->nwaiting);
+}
+
+void pp__pool_hold_lock(pp_pool_t *pool, int hold)
+{
+    if (hold)
+        pp__mutex_lock(pool->lock);
+    else
+        pp__mutex_unlock(pool->lock);
 }
 
 int pp_task_cancelled(const pp_task_ctx_t *ctx)
 {
     if (!ctx)
         return 0;
-    if (apr_atomic_read32(&ctx->worker->pool->state) == STATE_CANCELLING)
+    if (load_state(ctx->worker->pool) == STATE_CANCELLING)
         return 1;
     return ctx->entry->group && pp__group_cancelled(ctx->entry->group);
 }
@@ -941,17 +1014,17 @@ static apr_status_t start_workers(pp_pool_t *pool)
     for (i = 0; rv == APR_SUCCESS && i < pool->cfg.threads; i++) {
         pp__worker_t *w = worker_at(pool, i);
 
-        apr_thread_mutex_lock(pool->lock);
+        pp__mutex_lock(pool->lock);
         pool->live++;
-        apr_thread_mutex_unlock(pool->lock);
+        pp__mutex_unlock(pool->lock);
         rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
              ? APR_EAGAIN
              : apr_thread_create(&w->thread, attr, worker_main, w, pool->p);
         if (rv != APR_SUCCESS) {
             char msg[128];
-            apr_thread_mutex_lock(pool->lock);
+            pp__mutex_lock(pool->lock);
             pool->live--;
-            apr_thread_mutex_unlock(pool->lock);
+            pp__mutex_unlock(pool->lock);
             pool_log(pool, PP_LOG_ERROR, "cannot start worker %u of %u: %s", i,
                      pool->cfg.threads, pp_strerror(rv, msg, sizeof(msg)));
             break;
@@ -961,6 +1034,16 @@ static apr_status_t start_workers(pp_pool_t *pool)
     return rv;
 }
 
+/* size zeroed bytes from p on a cache line of their own, or NULL. */
+static void *aligned_zalloc(apr_pool_t *p, apr_size_t size)
+{
+    char *raw = pp__fault_hit(PP__FAULT_POOL_ALLOC) ? NULL : apr_pcalloc(p, size + CACHE_LINE);
+
+    if (!raw)
+        return NULL;
+    return (void *)(((apr_uintptr_t)raw + CACHE_LINE - 1) & ~(apr_uintptr_t)(CACHE_LINE - 1));
+}
+
 apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
                             apr_pool_t *parent)
 {
@@ -968,7 +1051,6 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     apr_pool_t *p;
     apr_status_t rv;
     apr_uint32_t i;
-    char *raw;
 
     if (!out || !parent)
         return APR_EINVAL;
@@ -978,6 +1060,10 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     if (rv != APR_SUCCESS)
         return rv;
     pool = apr_pcalloc(p, sizeof(*pool));
+    if (!pool) {
+        apr_pool_destroy(p);
+        return APR_ENOMEM;
+    }
     pool->p = p;
     if (cfg)
         pool->cfg = *cfg;
@@ -988,11 +1074,11 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
         goto fail;
     pool->cfg.name_prefix = apr_pstrdup(p, pool->cfg.name_prefix);
 
-    rv = apr_thread_mutex_create(&pool->lock, APR_THREAD_MUTEX_DEFAULT, p);
+    rv = pp__mutex_create(&pool->lock, p);
     if (rv == APR_SUCCESS)
-        rv = apr_thread_cond_create(&pool->not_full, p);
+        rv = pp__cond_create(&pool->not_full, p);
     if (rv == APR_SUCCESS)
-        rv = apr_thread_cond_create(&pool->exited, p);
+        rv = pp__cond_create(&pool->exited, p);
     if (rv == APR_SUCCESS)
         rv = pp__queue_init(&pool->queue, pool->cfg.queue_capacity
                                           ? pool->cfg.queue_capacity : 256);
@@ -1001,13 +1087,13 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     /* From here on the cleanup owns the queue and joins whatever started. */
     apr_pool_pre_cleanup_register(p, pool, pool_cleanup);
 
-    raw = apr_pcalloc(p, (pool->cfg.threads + 1) * sizeof(worker_slot));
-    pool->slots = (worker_slot *)(((apr_uintptr_t)raw + CACHE_LINE - 1)
-                                  & ~(apr_uintptr_t)(CACHE_LINE - 1));
+    pool->slots = aligned_zalloc(p, pool->cfg.threads * sizeof(worker_slot));
     pool->idle = apr_pcalloc(p, pool->cfg.threads * sizeof(*pool->idle));
-    raw = apr_pcalloc(p, (pool->cfg.threads + 1) * sizeof(pp__deque_t));
-    pool->deques = (pp__deque_t *)(((apr_uintptr_t)raw + CACHE_LINE - 1)
-                                   & ~(apr_uintptr_t)(CACHE_LINE - 1));
+    pool->deques = aligned_zalloc(p, pool->cfg.threads * sizeof(pp__deque_t));
+    if (!pool->slots || !pool->idle || !pool->deques) {
+        rv = APR_ENOMEM;
+        goto fail;
+    }
     pool->min_spin = pp__budget_floor(pool->cfg.spin);
     for (i = 0; i < pool->cfg.threads; i++) {
         pp__worker_t *w = worker_at(pool, i);

@@ -99,6 +99,10 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
 /** Account, report and release each dropped entry of q as PP_ECANCELLED. */
 void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q);
 
+/** A test control, like fault.h's: take (hold != 0) or release the
+ *  pool's queue lock, to show what a call does without it. */
+void pp__pool_hold_lock(pp_pool_t *pool, int hold);
+
 /** The group of the task running on the calling thread, or NULL. */
 pp_group_t *pp__current_group(void);
 

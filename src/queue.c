@@ -7,10 +7,16 @@
 /* Above this a ring of 40-byte entries would pass 80 GiB: refuse instead
  * of letting the size arithmetic wrap. */
 #define QUEUE_MAX_SIZE (1u << 31)
+#define QUEUE_MIN_SIZE 16u
+
+static apr_uint32_t rest_size(const pp__queue_t *q)
+{
+    return q->rest ? q->rest : QUEUE_MIN_SIZE;
+}
 
 static apr_status_t grow(pp__queue_t *q, apr_uint32_t want)
 {
-    apr_uint32_t size = q->ring ? q->mask + 1 : 16;
+    apr_uint32_t size = q->ring ? q->mask + 1 : rest_size(q);
     apr_uint32_t len = pp__queue_len(q), i;
     pp__entry_t *ring;
 
@@ -37,14 +43,23 @@ static apr_status_t grow(pp__queue_t *q, apr_uint32_t want)
 
 apr_status_t pp__queue_init(pp__queue_t *q, apr_uint32_t hint)
 {
+    apr_status_t rv;
+
     memset(q, 0, sizeof(*q));
-    return hint ? grow(q, hint) : APR_SUCCESS;
+    if (!hint)
+        return APR_SUCCESS;
+    rv = grow(q, hint);
+    q->rest = q->mask + 1;
+    return rv;
 }
 
 void pp__queue_destroy(pp__queue_t *q)
 {
+    apr_uint32_t rest = q->rest;
+
     free(q->ring);
     memset(q, 0, sizeof(*q));
+    q->rest = rest;
 }
 
 apr_status_t pp__queue_push(pp__queue_t *q, const pp__entry_t *e)
@@ -63,7 +78,25 @@ int pp__queue_pop(pp__queue_t *q, pp__entry_t *e)
     if (q->head == q->tail)
         return 0;
     *e = q->ring[q->head++ & q->mask];
+    /* Past a burst: give its memory back (the next push allocates the
+     * resting size again). Four times, so that a queue that hovers near
+     * its resting depth does not free and allocate on every swing. */
+    if (q->head == q->tail && q->mask + 1 > 4 * rest_size(q))
+        pp__queue_destroy(q);
     return 1;
+}
+
+void pp__queue_move(pp__queue_t *to, pp__queue_t *from)
+{
+    *to = *from;
+    to->rest = 0;
+    from->ring = NULL;
+    from->mask = from->head = from->tail = 0;
+}
+
+apr_uint32_t pp__queue_size(const pp__queue_t *q)
+{
+    return q->ring ? q->mask + 1 : 0;
 }
 
 apr_status_t pp__queue_take_group(pp__queue_t *q, const pp_group_t *g,

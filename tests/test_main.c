@@ -58,6 +58,7 @@ int main(int argc, char **argv)
     t_register_config();
     t_register_plugin();
     t_register_bundled();
+    t_register_edges();
 
     CU_basic_set_mode(CU_BRM_VERBOSE);
     if (argc > 1) {

@@ -100,6 +100,35 @@ static void test_queue_grow_failure_keeps_contents(void)
     pp__queue_destroy(&q);
 }
 
+/* Issue 10, item 15: a burst's ring goes back when the burst is over. */
+static void test_queue_shrinks_after_a_burst(void)
+{
+    pp__queue_t q;
+    pp__entry_t e;
+    apr_uintptr_t i;
+
+    T_OK_FATAL(pp__queue_init(&q, 256));
+    CU_ASSERT_EQUAL(pp__queue_size(&q), 256);
+    for (i = 0; i < 100000; i++) {
+        e = entry(i, NULL);
+        T_OK(pp__queue_push(&q, &e));
+    }
+    CU_ASSERT(pp__queue_size(&q) >= 100000);
+    for (i = 0; i < 99999; i++)
+        CU_ASSERT_TRUE(pp__queue_pop(&q, &e));
+    CU_ASSERT(pp__queue_size(&q) >= 100000);    /* not while it holds any */
+    CU_ASSERT_TRUE(pp__queue_pop(&q, &e));
+    CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, 99999);
+    CU_ASSERT_EQUAL(pp__queue_size(&q), 0);     /* freed with the last pop */
+    e = entry(7, NULL);
+    T_OK(pp__queue_push(&q, &e));
+    CU_ASSERT_EQUAL(pp__queue_size(&q), 256);   /* back at its resting size */
+    CU_ASSERT_TRUE(pp__queue_pop(&q, &e));
+    CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, 7);
+    CU_ASSERT_EQUAL(pp__queue_size(&q), 256);   /* a resting ring stays */
+    pp__queue_destroy(&q);
+}
+
 void t_register_queue(void)
 {
     CU_pSuite s = CU_add_suite("queue", NULL, NULL);
@@ -107,4 +136,5 @@ void t_register_queue(void)
     CU_add_test(s, "FIFO across wrap and growth", test_queue_fifo_across_growth);
     CU_add_test(s, "take a group's entries, keep order", test_queue_take_group);
     CU_add_test(s, "failed growth keeps the contents", test_queue_grow_failure_keeps_contents);
+    CU_add_test(s, "a burst's ring is freed when it empties", test_queue_shrinks_after_a_burst);
 }

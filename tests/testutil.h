@@ -81,5 +81,6 @@ void t_register_group(void);
 void t_register_config(void);
 void t_register_plugin(void);
 void t_register_bundled(void);
+void t_register_edges(void);
 
 #endif

@@ -25,17 +25,6 @@ void pp__word_wake(volatile apr_uint32_t *word)
     WakeByAddressSingle((PVOID)word);
 }
 
-apr_uint64_t pp__word_clock(void)
-{
-    LARGE_INTEGER freq, now;
-
-    /* The frequency is fixed at boot and cheap to read: no cache to race on. */
-    QueryPerformanceFrequency(&freq);
-    QueryPerformanceCounter(&now);
-    return (apr_uint64_t)(now.QuadPart / freq.QuadPart) * APR_USEC_PER_SEC
-           + (apr_uint64_t)(now.QuadPart % freq.QuadPart) * APR_USEC_PER_SEC / (apr_uint64_t)freq.QuadPart;
-}
-
 const char *pp__park_backend_name(void)
 {
     return "win32";

@@ -92,6 +92,7 @@ typedef struct pp_stats_t {
     apr_uint64_t queued, running;  /* at the moment of reading */
     apr_uint64_t parks, unparks;   /* sleep/wake traffic */
     apr_uint64_t threads;          /* workers the pool started */
+    apr_uint64_t blocked;          /* submitters waiting for room right now */
 } pp_stats_t;
 
 /** A named task with an optional release hook, for callers that need them. */
@@ -167,7 +168,9 @@ apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
 apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
                               apr_interval_time_t timeout);
 
-/** Counters, read without locks; queued and running are a momentary view. */
+/** Counters, read without locks; queued, running and blocked are a
+ *  momentary view, and running never exceeds the workers. A NULL out is
+ *  ignored; a NULL pool gives zeros. */
 void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out);
 
 /** A set of tasks to wait for together. Its memory lives in p, and p's

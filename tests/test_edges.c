@@ -1,0 +1,371 @@
+/*
+ * Correctness at the edges: one test per defect found when the library was
+ * used the way an embedding service uses it (issue 10's numbered items are
+ * named in each test's title). Each fails on the code before its fix.
+ */
+#include "testutil.h"
+#include "fault.h"
+#include "pool_private.h"
+#include "queue.h"
+#include "sync.h"
+
+#include <apr_time.h>
+
+#include <string.h>
+
+/* Run fn(arg) on a thread and wait up to `seconds` for it to return:
+ * a call that used to hang fails the test instead of the whole run (the
+ * thread is then left behind). Non-zero when it returned in time. */
+typedef struct bounded {
+    t_thread_fn fn;
+    void *arg;
+    volatile apr_uint32_t done;
+} bounded;
+
+static void bounded_main(void *data)
+{
+    bounded *b = data;
+
+    b->fn(b->arg);
+    apr_atomic_set32(&b->done, 1);
+}
+
+static int returns_within(t_thread_fn fn, void *arg, int seconds)
+{
+    bounded *b = apr_pcalloc(t_root, sizeof(*b));
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(seconds);
+    t_thread *t;
+
+    b->fn = fn;
+    b->arg = arg;
+    t = t_spawn(bounded_main, b);
+    while (!apr_atomic_read32(&b->done) && apr_time_now() < deadline)
+        apr_sleep(1000);
+    if (!apr_atomic_read32(&b->done))
+        return 0;
+    t_join(t);
+    return 1;
+}
+
+static void wait_blocked(pp_pool_t *pool, apr_uint64_t n)
+{
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);
+    pp_stats_t st;
+
+    do {
+        pp_pool_stats(pool, &st);
+        if (st.blocked >= n)
+            return;
+        apr_sleep(500);
+    } while (apr_time_now() < deadline);
+    CU_FAIL_FATAL("submitters never blocked");
+}
+
+/* ------------------------------------------------ 1: room for the right waiter */
+
+typedef struct room {
+    pp_pool_t *pool;
+    volatile apr_uint32_t single_done;
+    apr_status_t batch_rv, single_rv;
+    apr_uint32_t count;
+} room;
+
+/* Waits (5 s at most) for the single submitter: if the freed slot went to
+ * the batch waiter, which cannot use it, this waits in vain. */
+static apr_status_t wait_for_single(void *arg, pp_task_ctx_t *ctx)
+{
+    room *r = arg;
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(5);
+
+    (void)ctx;
+    while (!apr_atomic_read32(&r->single_done))
+        if (apr_time_now() > deadline)
+            return APR_TIMEUP;
+        else
+            apr_sleep(200);
+    return APR_SUCCESS;
+}
+
+static void submit_batch_of_two(void *arg)
+{
+    room *r = arg;
+    pp_task_fn fns[2] = { t_count_task, t_count_task };
+    void *args[2] = { &r->count, &r->count };
+
+    r->batch_rv = pp_submit_batch(r->pool, fns, args, 2, NULL);
+}
+
+static void submit_single(void *arg)
+{
+    room *r = arg;
+
+    r->single_rv = pp_submit(r->pool, t_count_task, &r->count);
+    apr_atomic_set32(&r->single_done, 1);
+}
+
+static void test_room_goes_to_a_waiter_that_fits(void)
+{
+    apr_pool_t *p;
+    room r;
+    t_gate gate;
+    pp_group_t *g;
+    t_thread *batch, *single;
+
+    memset(&r, 0, sizeof(r));
+    memset(&gate, 0, sizeof(gate));
+    apr_pool_create(&p, t_root);
+    r.pool = t_pool(p, 1, 2);
+    T_OK_FATAL(pp_group_create(&g, p));
+    T_OK(pp_submit(r.pool, t_hold_task, &gate));
+    t_gate_wait_arrived(&gate, 1);
+    /* Full: the task that waits for the single submitter, then one more. */
+    T_OK(pp_submit_ex(r.pool, wait_for_single, &r, g, 0));
+    T_OK(pp_submit(r.pool, t_count_task, &r.count));
+    batch = t_spawn(submit_batch_of_two, &r);      /* waits first */
+    wait_blocked(r.pool, 1);
+    single = t_spawn(submit_single, &r);            /* then this one */
+    wait_blocked(r.pool, 2);
+    t_gate_open(&gate);
+    /* The worker takes wait_for_single: one slot frees, which only the
+     * single submitter can use. */
+    T_OK(pp_group_wait(g, apr_time_from_sec(30)));
+    T_OK(pp_group_status(g));
+    t_join(single);
+    t_join(batch);
+    T_OK(r.single_rv);
+    T_OK(r.batch_rv);
+    T_OK(pp_pool_shutdown(r.pool, PP_DRAIN, -1));
+    CU_ASSERT_EQUAL(r.count, 4);
+    apr_pool_destroy(p);
+}
+
+/* ------------------------------------------------ 2: huge timeouts, monotonic waits */
+
+typedef struct huge {
+    pp_pool_t *pool;
+    pp_group_t *group;
+    apr_status_t rv;
+} huge;
+
+static apr_status_t short_nap(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    (void)ctx;
+    apr_sleep(apr_time_from_msec(20));
+    return APR_SUCCESS;
+}
+
+static void group_wait_max(void *arg)
+{
+    huge *h = arg;
+
+    h->rv = pp_group_wait(h->group, APR_INT64_MAX);
+}
+
+static void drain_max(void *arg)
+{
+    huge *h = arg;
+
+    h->rv = pp_pool_shutdown(h->pool, PP_DRAIN, APR_INT64_MAX);
+}
+
+static void test_huge_timeouts_mean_no_limit(void)
+{
+    apr_pool_t *p;
+    huge h;
+
+    memset(&h, 0, sizeof(h));
+    apr_pool_create(&p, t_root);
+    h.pool = t_pool(p, 2, 0);
+    T_OK_FATAL(pp_group_create(&h.group, p));
+    T_OK(pp_submit_ex(h.pool, short_nap, NULL, h.group, 0));
+    CU_ASSERT_FATAL(returns_within(group_wait_max, &h, 20));
+    T_OK(h.rv);
+    T_OK(pp_submit_ex(h.pool, short_nap, NULL, h.group, 0));
+    h.rv = APR_EGENERAL;
+    CU_ASSERT_FATAL(returns_within(drain_max, &h, 20));
+    T_OK(h.rv);
+    T_OK(pp_group_wait(h.group, APR_INT64_MAX - 1));
+    apr_pool_destroy(p);
+}
+
+static void test_deadlines_saturate(void)
+{
+    apr_time_t now = pp__clock_mono();
+
+    CU_ASSERT_EQUAL(pp__deadline(-1), PP__FOREVER);
+    CU_ASSERT_EQUAL(pp__deadline(APR_INT64_MIN), PP__FOREVER);
+    CU_ASSERT_EQUAL(pp__deadline(APR_INT64_MAX), PP__FOREVER);
+    CU_ASSERT_EQUAL(pp__deadline(APR_INT64_MAX - now + 10), PP__FOREVER);
+    CU_ASSERT(pp__deadline(0) >= now);
+    CU_ASSERT(pp__deadline(0) < now + apr_time_from_sec(60));
+    CU_ASSERT(pp__deadline(apr_time_from_sec(1)) >= now + apr_time_from_sec(1));
+}
+
+/* The timed wait counts on the monotonic clock: it ends no sooner than
+ * its deadline there (a wall-clock wait could, after a step forward, and
+ * would last longer after a step back; the clock is not stepped here). */
+static void test_timed_wait_is_monotonic(void)
+{
+    pp__mutex_t *m;
+    pp__cond_t *c;
+    apr_pool_t *p;
+    apr_time_t deadline;
+    apr_status_t rv = APR_SUCCESS;
+
+    apr_pool_create(&p, t_root);
+    T_OK_FATAL(pp__mutex_create(&m, p));
+    T_OK_FATAL(pp__cond_create(&c, p));
+    deadline = pp__clock_mono() + apr_time_from_msec(30);
+    pp__mutex_lock(m);
+    while (rv == APR_SUCCESS)
+        rv = pp__cond_wait_until(c, m, deadline);
+    pp__mutex_unlock(m);
+    CU_ASSERT_EQUAL(rv, APR_TIMEUP);
+    CU_ASSERT(pp__clock_mono() >= deadline);
+    apr_pool_destroy(p);
+}
+
+/* ------------------------------------------------ 14: a full queue without the lock */
+
+static void test_full_queue_told_without_the_lock(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    t_gate gate;
+    apr_uint32_t count = 0;
+
+    memset(&gate, 0, sizeof(gate));
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 1, 1);
+    T_OK(pp_submit(pool, t_hold_task, &gate));
+    t_gate_wait_arrived(&gate, 1);
+    T_OK(pp_submit(pool, t_count_task, &count));
+    /* With the lock held elsewhere, a PP_NOWAIT submit to the full queue
+     * still answers: it would otherwise wait here for ever. */
+    pp__pool_hold_lock(pool, 1);
+    CU_ASSERT_EQUAL(pp_submit_ex(pool, t_count_task, &count, NULL, PP_NOWAIT), PP_EFULL);
+    pp__pool_hold_lock(pool, 0);
+    t_gate_open(&gate);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    CU_ASSERT_EQUAL(count, 1);
+    apr_pool_destroy(p);
+}
+
+/* ------------------------------------------------ 15: small crashes and lies */
+
+static void test_stats_into_null(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_stats_t st;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 1, 0);
+    pp_pool_stats(pool, NULL);
+    pp_pool_stats(NULL, NULL);
+    memset(&st, 0xff, sizeof(st));
+    pp_pool_stats(NULL, &st);
+    CU_ASSERT_EQUAL(st.submitted, 0);
+    CU_ASSERT_EQUAL(st.threads, 0);
+    apr_pool_destroy(p);
+}
+
+static void test_create_survives_failed_allocations(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    apr_uint32_t nth;
+
+    apr_pool_create(&p, t_root);
+    for (nth = 1; nth <= 2; nth++) {
+        pp__fault_arm(PP__FAULT_POOL_ALLOC, nth);
+        pool = (pp_pool_t *)&nth;
+        CU_ASSERT_EQUAL(pp_pool_create(&pool, NULL, p), APR_ENOMEM);
+        CU_ASSERT_PTR_NULL(pool);
+    }
+    pp__fault_arm(PP__FAULT_POOL_ALLOC, 0);
+    CU_ASSERT_EQUAL(t_thread_count_settles(t_os_thread_count()), t_os_thread_count());
+    apr_pool_destroy(p);
+}
+
+typedef struct storm {
+    pp_pool_t *pool;
+    volatile apr_uint32_t stop;
+    apr_uint32_t over;
+    apr_uint32_t reads;
+} storm;
+
+static apr_status_t storm_task(void *arg, pp_task_ctx_t *ctx);
+
+static apr_status_t storm_leaf(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    (void)ctx;
+    return APR_SUCCESS;
+}
+
+/* Each storm task queues 8 leaves and itself again until told to stop. */
+static apr_status_t storm_task(void *arg, pp_task_ctx_t *ctx)
+{
+    storm *s = arg;
+    int i;
+
+    (void)ctx;
+    for (i = 0; i < 8; i++)
+        pp_submit(s->pool, storm_leaf, NULL);
+    if (!apr_atomic_read32(&s->stop))
+        pp_submit(s->pool, storm_task, s);
+    return APR_SUCCESS;
+}
+
+static void read_stats(void *arg)
+{
+    storm *s = arg;
+    pp_stats_t st;
+    apr_uint32_t i;
+
+    for (i = 0; i < s->reads; i++) {
+        pp_pool_stats(s->pool, &st);
+        if (st.running > st.threads)
+            s->over++;
+    }
+}
+
+static void test_running_never_exceeds_the_workers(void)
+{
+    apr_pool_t *p;
+    storm s;
+    void *args[2];
+    int i;
+
+    memset(&s, 0, sizeof(s));
+    s.reads = t_scaled(200000);
+    apr_pool_create(&p, t_root);
+    s.pool = t_pool(p, 4, 0);
+    for (i = 0; i < 4; i++)
+        T_OK(pp_submit(s.pool, storm_task, &s));
+    args[0] = args[1] = &s;
+    /* Two readers beside four busy workers on (in CI) two cores: the
+     * readers are preempted between their reads of the counters. */
+    t_run_threads(2, read_stats, args);
+    apr_atomic_set32(&s.stop, 1);
+    T_OK(pp_pool_shutdown(s.pool, PP_DRAIN, -1));
+    CU_ASSERT_EQUAL(s.over, 0);
+    t_assert_accounted(s.pool);
+    apr_pool_destroy(p);
+}
+
+void t_register_edges(void)
+{
+    CU_pSuite s = CU_add_suite("edges", NULL, NULL);
+
+    CU_add_test(s, "1: a freed slot goes to a waiter that fits", test_room_goes_to_a_waiter_that_fits);
+    CU_add_test(s, "2: APR_INT64_MAX timeouts wait without limit", test_huge_timeouts_mean_no_limit);
+    CU_add_test(s, "2: deadlines saturate", test_deadlines_saturate);
+    CU_add_test(s, "2: timed waits run on the monotonic clock", test_timed_wait_is_monotonic);
+    CU_add_test(s, "14: a full queue is told without the lock", test_full_queue_told_without_the_lock);
+    CU_add_test(s, "15: pp_pool_stats into NULL", test_stats_into_null);
+    CU_add_test(s, "15: create survives failed allocations", test_create_survives_failed_allocations);
+    CU_add_test(s, "15: running never exceeds the workers", test_running_never_exceeds_the_workers);
+}
