@@ -61,6 +61,7 @@
 #include "config.h"
 #include "pool_private.h"
 #include "deque.h"
+#include "debug.h"
 #include "fault.h"
 #include "atomic.h"
 #include "park.h"
@@ -112,7 +113,8 @@ struct pp_task_ctx_t {
 };
 
 struct pp_pool_t {
-    apr_pool_t          *p;
+    apr_pool_t          *p;         /* ours alone (unmanaged), see pool_free() */
+    apr_pool_t          *parent;    /* whose destruction closes the pool */
     pp_config_t          cfg;
     worker_slot         *slots;
     pp__deque_t         *deques;    /* one per worker */
@@ -126,6 +128,9 @@ struct pp_pool_t {
     pp__queue_t          queue;
     pp__worker_t       **idle;      /* LIFO stack of parked workers */
     apr_uint32_t         live;      /* workers not yet out of their loop */
+    apr_uint32_t         inside;    /* callers in a shutdown or dropping tasks */
+    int                  orphaned;  /* closed from one of its own tasks: the
+                                     * last worker or caller out frees it */
     _Atomic apr_uint32_t nwaiting;  /* submitters blocked on not_full;
                                      * read by pp_pool_stats() only */
     apr_uint32_t         nwaiting_batch; /* those of them waiting for room for > 1 */
@@ -533,6 +538,38 @@ static int search(pp__worker_t *w, pp__entry_t *e)
     }
 }
 
+/* Lifetime. The pool's memory is its own (an unmanaged APR pool), not
+ * its parent's, so that a pool closed from one of its own tasks can
+ * outlive the call: workers (live) and callers busy inside it (inside:
+ * a shutdown, a group cancel dropping tasks) each keep it, and it is
+ * freed only when both counts are zero and its owner let go: by the
+ * closing thread, which waits for that, or, when the close came from one
+ * of its own tasks (orphaned), by whichever leaves last. */
+
+static void pool_free(pp_pool_t *pool);
+
+/* Called with the lock held; releases it. After this the pool may be
+ * gone: the caller must not touch it. */
+static void leave_locked(pp_pool_t *pool)
+{
+    int last = pool->live == 0 && pool->inside == 0;
+    int free_it = last && pool->orphaned;
+
+    if (pool->live == 0 || last)
+        pp__cond_broadcast(pool->exited);
+    pp__mutex_unlock(pool->lock);
+    if (free_it)
+        pool_free(pool);
+}
+
+/* A caller that counted itself inside (under the lock) leaves. */
+static void leave(pp_pool_t *pool)
+{
+    pp__mutex_lock(pool->lock);
+    pool->inside--;
+    leave_locked(pool);
+}
+
 static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
 {
     pp__worker_t *w = data;
@@ -553,11 +590,10 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
             break;
         run_entry(w, &e);
     }
-    pp__mutex_lock(pool->lock);
-    if (--pool->live == 0)
-        pp__cond_broadcast(pool->exited);
-    pp__mutex_unlock(pool->lock);
     current = NULL;
+    pp__mutex_lock(pool->lock);
+    pool->live--;
+    leave_locked(pool);    /* the last touch of pool: it may be freed */
     return NULL;
 }
 
@@ -748,20 +784,13 @@ apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const
     return rv;
 }
 
-void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
-{
-    pp__entry_t e;
-
-    while (pp__queue_pop(q, &e))
-        drop_entry(pool, &e);
-}
-
 apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
                                  pp__queue_t *out)
 {
     apr_status_t rv;
 
     pp__mutex_lock(pool->lock);
+    pool->inside++;    /* until pp__pool_drop(): the pool must stay */
     rv = pp__queue_take_group(&pool->queue, g, out);
     publish_qlen(pool);
     if (rv == APR_SUCCESS && load32(&pool->nwaiting))
@@ -770,16 +799,25 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
     return rv;
 }
 
+void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
+{
+    pp__entry_t e;
+
+    while (pp__queue_pop(q, &e))
+        drop_entry(pool, &e);
+    leave(pool);
+}
+
 pp_group_t *pp__current_group(void)
 {
     return current && current->ctx ? current->ctx->entry->group : NULL;
 }
 
-/* Wait (up to timeout) until every worker left its loop, then join them
- * once; concurrent callers wait for the one that joins. */
-static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
+/* Wait (until deadline) for every worker to leave its loop, then join
+ * them once; concurrent callers wait for the one that joins. */
+static apr_status_t wait_joined(pp_pool_t *pool, apr_time_t deadline,
+                                apr_interval_time_t timeout)
 {
-    apr_time_t deadline = pp__deadline(timeout);
     apr_uint32_t i;
     pp_stats_t st;
 
@@ -819,17 +857,40 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_interval_time_t timeout)
     return APR_SUCCESS;
 }
 
-/* A cancel takes what waits in the workers' deques as a thief would.
- * Their owners may still be running tasks that submit more; those see the
- * pool cancelling and drop what they take (run_entry). */
-static void drop_deques(pp_pool_t *pool)
+/* Drop what a cancel took from the global queue, until the deadline.
+ * What is left goes back for the workers, which drop what they take from
+ * a cancelling pool, or for the next shutdown call. */
+static void drop_until(pp_pool_t *pool, pp__queue_t *q, apr_time_t deadline)
+{
+    pp__entry_t e;
+
+    while (pp__queue_len(q) > 0 && pp__clock_mono() < deadline) {
+        pp__queue_pop(q, &e);
+        drop_entry(pool, &e);
+    }
+    if (pp__queue_len(q) == 0)
+        return;
+    pp__mutex_lock(pool->lock);
+    /* Only a cancel empties the queue, and nothing is queued after it. */
+    PP__ASSERT(pp__queue_len(&pool->queue) == 0);
+    pp__queue_destroy(&pool->queue);
+    pp__queue_move(&pool->queue, q);
+    publish_qlen(pool);
+    pp__mutex_unlock(pool->lock);
+}
+
+/* A cancel takes what waits in the workers' deques as a thief would, until
+ * the deadline. Their owners may still be running tasks that submit more;
+ * those see the pool cancelling and drop what they take (run_entry), as
+ * does a worker that steals what the deadline left. */
+static void drop_deques(pp_pool_t *pool, apr_time_t deadline)
 {
     pp__entry_t e;
     apr_uint32_t i;
     int r;
 
     for (i = 0; i < pool->cfg.threads; i++)
-        while ((r = pp__deque_steal(&pool->deques[i], &e)) != 0)
+        while (pp__clock_mono() < deadline && (r = pp__deque_steal(&pool->deques[i], &e)) != 0)
             if (r > 0)
                 drop_entry(pool, &e);
 }
@@ -837,8 +898,10 @@ static void drop_deques(pp_pool_t *pool)
 apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
                               apr_interval_time_t timeout)
 {
+    apr_time_t deadline = pp__deadline(timeout);
     pp__queue_t dropped;
     pp__worker_t *w;
+    apr_status_t rv;
     int changed;
 
     if (!pool || (how != PP_DRAIN && how != PP_CANCEL))
@@ -846,10 +909,12 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
     memset(&dropped, 0, sizeof(dropped));
 
     pp__mutex_lock(pool->lock);
+    pool->inside++;
     changed = how == PP_CANCEL ? pool->state != STATE_CANCELLING : pool->state == STATE_RUNNING;
-    if (how == PP_CANCEL && pool->state != STATE_CANCELLING) {
+    if (how == PP_CANCEL) {
         set_state_locked(pool, STATE_CANCELLING);
-        /* Take the whole ring: dropping happens outside the lock. */
+        /* Take the whole ring (what an earlier cancel's deadline left in it
+         * too): dropping happens outside the lock. */
         pp__queue_move(&dropped, &pool->queue);
         publish_qlen(pool);
     }
@@ -862,10 +927,11 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
         pp__cond_broadcast(pool->not_full);
     pp__mutex_unlock(pool->lock);
 
-    pp__pool_drop(pool, &dropped);
-    pp__queue_destroy(&dropped);
-    if (how == PP_CANCEL)
-        drop_deques(pool);
+    if (how == PP_CANCEL) {
+        drop_until(pool, &dropped, deadline);
+        pp__queue_destroy(&dropped);
+        drop_deques(pool, deadline);
+    }
     if (changed && pool->cfg.on_log) {    /* once per step, not per call */
         pp_stats_t st;
         pp_pool_stats(pool, &st);
@@ -874,9 +940,9 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
                  how == PP_DRAIN ? "drain" : "cancel", st.queued, st.running, st.cancelled);
     }
 
-    if (own_worker(pool))
-        return APR_EINPROGRESS;
-    return wait_joined(pool, timeout);
+    rv = own_worker(pool) ? APR_EINPROGRESS : wait_joined(pool, deadline, timeout);
+    leave(pool);
+    return rv;
 }
 
 /* One worker's started and ended counts as of one moment: ended first,
@@ -971,21 +1037,59 @@ void pp_task_emit(pp_task_ctx_t *ctx, const char *line)
         cfg->on_output(line, ctx->entry->name ? ctx->entry->name : "", cfg->baton);
 }
 
-/* Runs before the pool's subpools (those of the threads among them) go:
- * the workers are joined while everything they use still exists. */
-static apr_status_t pool_cleanup(void *data)
+/* The last of the pool: its threads are out of their loops, and nobody
+ * is inside. Threads nobody joined (the pool was closed from one of its
+ * own tasks) are detached, so the OS reaps them; they touch nothing of
+ * the pool after their last leave (and APR's thread wrapper nothing of
+ * its thread record after the function returns). */
+static void pool_free(pp_pool_t *pool)
 {
-    pp_pool_t *pool = data;
+    apr_uint32_t i;
 
-    pp_pool_shutdown(pool, PP_DRAIN, -1);
+    if (pool->join != JOIN_DONE)
+        for (i = 0; i < pool->nstarted; i++)
+            apr_thread_detach(worker_at(pool, i)->thread);
     pp__queue_destroy(&pool->queue);
+    apr_pool_destroy(pool->p);
+}
+
+/* The owner lets go (pp_pool_destroy, or the parent's destruction). From
+ * outside: drain, wait for everyone inside, free. From one of the pool's
+ * own tasks, which cannot wait for itself: start the drain and leave the
+ * freeing to the last worker or caller out. */
+static void pool_close(pp_pool_t *pool)
+{
+    if (own_worker(pool)) {
+        pp__mutex_lock(pool->lock);
+        pool->orphaned = 1;
+        pp__mutex_unlock(pool->lock);
+        /* Inside while it starts the drain, so the last worker cannot free
+         * the pool under this very call. */
+        pp_pool_shutdown(pool, PP_DRAIN, 0);
+        return;
+    }
+    pp_pool_shutdown(pool, PP_DRAIN, -1);
+    pp__mutex_lock(pool->lock);
+    while (pool->inside > 0)
+        pp__cond_wait(pool->exited, pool->lock);
+    pp__mutex_unlock(pool->lock);
+    pool_free(pool);
+}
+
+/* A pre-cleanup of the parent: the pool drains while what its tasks use
+ * in the parent's subpools still exists. */
+static apr_status_t parent_cleanup(void *data)
+{
+    pool_close(data);
     return APR_SUCCESS;
 }
 
 void pp_pool_destroy(pp_pool_t *pool)
 {
-    if (pool)
-        apr_pool_destroy(pool->p);
+    if (!pool)
+        return;
+    apr_pool_cleanup_kill(pool->parent, pool, parent_cleanup);
+    pool_close(pool);
 }
 
 /* "<prefix>-<i>", cutting the prefix rather than the index when the OS
@@ -1056,7 +1160,7 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
         return APR_EINVAL;
     *out = NULL;
 
-    rv = apr_pool_create(&p, parent);
+    rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL);
     if (rv != APR_SUCCESS)
         return rv;
     pool = apr_pcalloc(p, sizeof(*pool));
@@ -1065,6 +1169,7 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
         return APR_ENOMEM;
     }
     pool->p = p;
+    pool->parent = parent;
     if (cfg)
         pool->cfg = *cfg;
     else
@@ -1084,8 +1189,6 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
                                           ? pool->cfg.queue_capacity : 256);
     if (rv != APR_SUCCESS)
         goto fail;
-    /* From here on the cleanup owns the queue and joins whatever started. */
-    apr_pool_pre_cleanup_register(p, pool, pool_cleanup);
 
     pool->slots = aligned_zalloc(p, pool->cfg.threads * sizeof(worker_slot));
     pool->idle = apr_pcalloc(p, pool->cfg.threads * sizeof(*pool->idle));
@@ -1119,12 +1222,16 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
                  pool->cfg.threads == 1 ? "" : "s", pool->cfg.name_prefix,
                  pool->cfg.threads - 1, pp__park_backend_name(), pool->cfg.stack_size / 1024, cap);
     }
+    apr_pool_pre_cleanup_register(parent, pool, parent_cleanup);
     *out = pool;
     return APR_SUCCESS;
 
 fail:
-    /* One unwinding path: the pre-cleanup (if registered) stops and joins
-     * the workers already started; the subpool takes all the memory. */
-    apr_pool_destroy(p);
+    /* One unwinding path: stop and join the workers already started (none
+     * is inside a task: nobody could submit one yet) and free it all. */
+    if (pool->nstarted > 0)
+        pool_close(pool);
+    else
+        pool_free(pool);
     return rv;
 }

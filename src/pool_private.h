@@ -92,11 +92,14 @@ int pp__group_cancelled(const pp_group_t *g);
 
 /* pool.c, called by group.c */
 
-/** Move the queued tasks of g out of pool's queue into out. */
+/** Move the queued tasks of g out of pool's queue into out. The caller
+ *  is inside the pool from here until its pp__pool_drop() (call it even
+ *  when this failed): the pool is not freed before. */
 apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
                                  pp__queue_t *out);
 
-/** Account, report and release each dropped entry of q as PP_ECANCELLED. */
+/** Account, report and release each entry of q as PP_ECANCELLED, then
+ *  leave the pool (after this, pool may be gone). */
 void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q);
 
 /** A test control, like fault.h's: take (hold != 0) or release the

@@ -226,6 +226,239 @@ static void test_timed_wait_is_monotonic(void)
     apr_pool_destroy(p);
 }
 
+/* ------------------------------------------------ 3: drops in flight keep the pool */
+
+typedef struct slow_drops {
+    pp_group_t *group;
+    volatile apr_uint32_t drops;
+    apr_status_t rv;
+} slow_drops;
+
+static void slow_drop_report(apr_status_t status, const char *name, void *baton)
+{
+    slow_drops *d = baton;
+
+    (void)name;
+    if (status == PP_ECANCELLED) {
+        apr_sleep(2000);
+        apr_atomic_inc32(&d->drops);
+    }
+}
+
+static void cancel_group(void *arg)
+{
+    slow_drops *d = arg;
+
+    d->rv = pp_group_cancel(d->group);
+}
+
+static void test_destroy_waits_for_a_group_cancel(void)
+{
+    apr_pool_t *p, *gp;
+    pp_config_t cfg;
+    pp_pool_t *pool;
+    slow_drops d;
+    t_gate gate;
+    t_thread *t;
+    apr_uint32_t i, ran = 0;
+
+    memset(&d, 0, sizeof(d));
+    memset(&gate, 0, sizeof(gate));
+    apr_pool_create(&p, t_root);
+    apr_pool_create(&gp, t_root);    /* the group outlives the pool */
+    pp_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.on_task_error = slow_drop_report;
+    cfg.baton = &d;
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
+    T_OK_FATAL(pp_group_create(&d.group, gp));
+    T_OK(pp_submit(pool, t_hold_task, &gate));
+    t_gate_wait_arrived(&gate, 1);
+    for (i = 0; i < 50; i++)
+        T_OK(pp_submit_ex(pool, t_count_task, &ran, d.group, 0));
+    t = t_spawn(cancel_group, &d);
+    while (apr_atomic_read32(&d.drops) == 0)
+        apr_sleep(200);
+    t_gate_open(&gate);
+    /* The canceller took the 50 tasks out of the queue and drops them
+     * slowly; the destroy must not free the pool under it. */
+    pp_pool_destroy(pool);
+    CU_ASSERT_EQUAL(apr_atomic_read32(&d.drops), 50);
+    t_join(t);
+    T_OK(d.rv);
+    CU_ASSERT_EQUAL(ran, 0);
+    CU_ASSERT_EQUAL(pp_group_status(d.group), PP_ECANCELLED);
+    apr_pool_destroy(gp);
+    apr_pool_destroy(p);
+}
+
+typedef struct two_cancels {
+    pp_pool_t *pool;
+    apr_status_t rv;
+} two_cancels;
+
+static void cancel_pool(void *arg)
+{
+    two_cancels *c = arg;
+
+    c->rv = pp_pool_shutdown(c->pool, PP_CANCEL, -1);
+}
+
+/* parkpool run's second Ctrl-C: one thread cancels (dropping slowly)
+ * while another's shutdown returns and destroys the pool. */
+static void test_destroy_waits_for_a_cancelling_thread(void)
+{
+    apr_pool_t *p;
+    pp_config_t cfg;
+    two_cancels c;
+    slow_drops d;
+    t_gate gate;
+    t_thread *t;
+    apr_uint32_t i, ran = 0;
+
+    memset(&d, 0, sizeof(d));
+    memset(&gate, 0, sizeof(gate));
+    apr_pool_create(&p, t_root);
+    pp_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.on_task_error = slow_drop_report;
+    cfg.baton = &d;
+    T_OK_FATAL(pp_pool_create(&c.pool, &cfg, p));
+    T_OK(pp_submit(c.pool, t_hold_task, &gate));
+    t_gate_wait_arrived(&gate, 1);
+    for (i = 0; i < 50; i++)
+        T_OK(pp_submit(c.pool, t_count_task, &ran));
+    t = t_spawn(cancel_pool, &c);
+    while (apr_atomic_read32(&d.drops) == 0)
+        apr_sleep(200);
+    t_gate_open(&gate);
+    pp_pool_destroy(c.pool);
+    CU_ASSERT_EQUAL(apr_atomic_read32(&d.drops), 50);
+    t_join(t);
+    T_OK(c.rv);
+    CU_ASSERT_EQUAL(ran, 0);
+    apr_pool_destroy(p);
+}
+
+/* ------------------------------------------------ 5: destroyed from its own task */
+
+typedef struct self_destroy {
+    pp_pool_t *pool;
+    apr_pool_t *parent;
+    volatile apr_uint32_t returned;
+    apr_uint32_t count;
+} self_destroy;
+
+static apr_status_t destroy_own_pool(void *arg, pp_task_ctx_t *ctx)
+{
+    self_destroy *s = arg;
+
+    (void)ctx;
+    pp_pool_destroy(s->pool);
+    apr_atomic_set32(&s->returned, 1);
+    return APR_SUCCESS;
+}
+
+static apr_status_t destroy_own_parent(void *arg, pp_task_ctx_t *ctx)
+{
+    self_destroy *s = arg;
+
+    (void)ctx;
+    apr_pool_destroy(s->parent);
+    apr_atomic_set32(&s->returned, 1);
+    return APR_SUCCESS;
+}
+
+static void self_destroy_case(pp_task_fn fn)
+{
+    self_destroy s;
+    int before = t_os_thread_count();
+    apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);
+    apr_uint32_t i;
+
+    memset(&s, 0, sizeof(s));
+    apr_pool_create(&s.parent, t_root);
+    s.pool = t_pool(s.parent, 3, 0);
+    for (i = 0; i < 100; i++)
+        T_OK(pp_submit(s.pool, t_count_task, &s.count));
+    T_OK(pp_submit(s.pool, fn, &s));
+    while (!apr_atomic_read32(&s.returned) && apr_time_now() < deadline)
+        apr_sleep(500);
+    CU_ASSERT_FATAL(apr_atomic_read32(&s.returned));
+    /* The drain it started ran everything, and the last worker out freed
+     * the pool and let the OS reap the threads (ASan and valgrind in CI
+     * check that nothing was used after it or leaked). */
+    CU_ASSERT_EQUAL(t_thread_count_settles(before), before);
+    CU_ASSERT_EQUAL(s.count, 100);
+}
+
+static void test_destroy_from_own_task(void)
+{
+    self_destroy_case(destroy_own_pool);
+}
+
+static void test_parent_destroyed_from_own_task(void)
+{
+    self_destroy_case(destroy_own_parent);
+}
+
+/* ------------------------------------------------ 10: a cancel keeps its timeout */
+
+typedef struct slow_release {
+    volatile apr_uint32_t released, ran;
+} slow_release;
+
+static apr_status_t count_ran(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)ctx;
+    apr_atomic_inc32(&((slow_release *)arg)->ran);
+    return APR_SUCCESS;
+}
+
+static void release_slowly(void *arg)
+{
+    apr_sleep(10000);
+    apr_atomic_inc32(&((slow_release *)arg)->released);
+}
+
+static void test_cancel_keeps_its_timeout(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    slow_release r;
+    pp_task_t task = { count_ran, NULL, release_slowly, "slow" };
+    t_gate gate;
+    apr_time_t took;
+    apr_uint32_t i;
+    pp_stats_t st;
+
+    memset(&r, 0, sizeof(r));
+    memset(&gate, 0, sizeof(gate));
+    task.arg = &r;
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 1, 0);
+    T_OK(pp_submit(pool, t_hold_task, &gate));
+    t_gate_wait_arrived(&gate, 1);
+    for (i = 0; i < 300; i++)
+        T_OK(pp_submit_task(pool, &task, NULL, 0));
+    /* 300 releases of 10 ms each: 3 s to drop them all, against a
+     * 100 ms limit. */
+    took = apr_time_now();
+    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_msec(100)), APR_TIMEUP);
+    took = apr_time_now() - took;
+    CU_ASSERT(took < apr_time_from_sec(2));
+    CU_ASSERT(apr_atomic_read32(&r.released) < 300);
+    /* The rest is dropped by the worker once free, each exactly once. */
+    t_gate_open(&gate);
+    T_OK(pp_pool_shutdown(pool, PP_CANCEL, -1));
+    CU_ASSERT_EQUAL(r.released, 300);
+    CU_ASSERT_EQUAL(r.ran, 0);
+    pp_pool_stats(pool, &st);
+    CU_ASSERT_EQUAL(st.cancelled, 300);
+    t_assert_accounted(pool);
+    apr_pool_destroy(p);
+}
+
 /* ------------------------------------------------ 14: a full queue without the lock */
 
 static void test_full_queue_told_without_the_lock(void)
@@ -364,6 +597,11 @@ void t_register_edges(void)
     CU_add_test(s, "2: APR_INT64_MAX timeouts wait without limit", test_huge_timeouts_mean_no_limit);
     CU_add_test(s, "2: deadlines saturate", test_deadlines_saturate);
     CU_add_test(s, "2: timed waits run on the monotonic clock", test_timed_wait_is_monotonic);
+    CU_add_test(s, "3: destroy waits for a group cancel's drops", test_destroy_waits_for_a_group_cancel);
+    CU_add_test(s, "3: destroy waits for another thread's cancel", test_destroy_waits_for_a_cancelling_thread);
+    CU_add_test(s, "5: pp_pool_destroy from one of its own tasks", test_destroy_from_own_task);
+    CU_add_test(s, "5: the parent pool destroyed from a task", test_parent_destroyed_from_own_task);
+    CU_add_test(s, "10: a cancel keeps its timeout while dropping", test_cancel_keeps_its_timeout);
     CU_add_test(s, "14: a full queue is told without the lock", test_full_queue_told_without_the_lock);
     CU_add_test(s, "15: pp_pool_stats into NULL", test_stats_into_null);
     CU_add_test(s, "15: create survives failed allocations", test_create_survives_failed_allocations);

@@ -309,7 +309,7 @@ static void test_cancel_drops_deque_tasks(void)
     CU_ASSERT_EQUAL(ns.errors, 0);
     pp_pool_stats(ns.pool, &st);
     CU_ASSERT_EQUAL(st.queued, 200);
-    CU_ASSERT_EQUAL(pp_pool_shutdown(ns.pool, PP_CANCEL, 0), APR_TIMEUP);
+    CU_ASSERT_EQUAL(pp_pool_shutdown(ns.pool, PP_CANCEL, apr_time_from_sec(1)), APR_TIMEUP);
     CU_ASSERT_EQUAL(t.cancelled_reports, 200);
     CU_ASSERT_EQUAL(t.released, 200);
     pp_pool_stats(ns.pool, &st);

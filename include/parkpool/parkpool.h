@@ -109,8 +109,9 @@ typedef struct pp_task_t {
 void pp_config_init(pp_config_t *cfg);
 
 /**
- * Start a pool. Its memory lives in a subpool of parent; destroying parent
- * shuts the pool down (drain, no time limit) and joins its workers.
+ * Start a pool. Destroying parent shuts the pool down (drain, no time
+ * limit), joins its workers and frees it; the pool's memory is its own,
+ * not parent's, so that this may also happen from one of its own tasks.
  * @param cfg NULL for defaults. Nonsense values give APR_EINVAL.
  * If starting worker k fails, the workers already running are joined, all
  * memory is released and that failure is returned.
@@ -118,7 +119,14 @@ void pp_config_init(pp_config_t *cfg);
 apr_status_t pp_pool_create(pp_pool_t **pool, const pp_config_t *cfg,
                             apr_pool_t *parent);
 
-/** Shut down (drain), join and free the pool now rather than with its parent. */
+/**
+ * Shut down (drain), join and free the pool now rather than with its
+ * parent. It waits for other threads still inside the pool (a
+ * pp_pool_shutdown() or pp_group_cancel() dropping tasks) before freeing.
+ * Called from one of the pool's own tasks (or when such a task destroys
+ * the parent), it starts the drain and returns at once; the last worker
+ * out frees the pool. The caller must not use the pool afterwards.
+ */
 void pp_pool_destroy(pp_pool_t *pool);
 
 /** Queue fn(arg). Same as pp_submit_ex(pool, fn, arg, NULL, 0). */
@@ -156,11 +164,15 @@ apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
  * Stop accepting tasks and wait for the workers to exit.
  * PP_DRAIN runs what is queued first; PP_CANCEL drops it (each dropped task
  * is released, counted as cancelled and reported to on_task_error as
- * PP_ECANCELLED, by this call) and running tasks see pp_task_cancelled();
- * a task that a running task submits at that very moment is dropped the
- * same way by the worker that takes it. A cancel may follow a drain that
- * timed out.
- * @param timeout microseconds; -1 waits as long as it takes.
+ * PP_ECANCELLED) and running tasks see pp_task_cancelled(). The call drops
+ * what it can before its deadline (release and report hooks included: it
+ * never takes longer than timeout); what is left is dropped the same way
+ * by the workers as they take it, or by the next call. A task that a
+ * running task submits at that very moment is dropped by the worker that
+ * takes it. A cancel may follow a drain that timed out.
+ * @param timeout microseconds; -1 (or any negative, or one beyond the
+ *        representable future) waits as long as it takes. Measured on the
+ *        monotonic clock.
  * @return APR_TIMEUP if workers still run at the deadline (call again);
  *         APR_EINPROGRESS when called from one of the pool's own tasks,
  *         which cannot wait for itself: the shutdown is started, not awaited.
@@ -179,7 +191,8 @@ apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p);
 
 /**
  * Wait until every task of the group completed, failed or was cancelled.
- * @param timeout microseconds; -1 no limit; 0 polls.
+ * @param timeout microseconds on the monotonic clock; -1 (or beyond the
+ *        representable future) no limit; 0 polls.
  * @return APR_SUCCESS, APR_TIMEUP, or APR_EINVAL when called from one of the
  *         group's own tasks (it would wait for itself).
  */
