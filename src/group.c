@@ -9,48 +9,69 @@
  */
 #include "pool_private.h"
 #include "fault.h"
-
-#include <stdatomic.h>
 #include "sync.h"
 
+#include <stdatomic.h>
+
 struct pp_group_t {
+    apr_pool_t         *own;       /* the group's memory: see group_cleanup */
     pp__mutex_t        *lock;
     pp__cond_t         *done;
     pp_pool_t          *pool;      /* the pool of the current round */
     apr_uint32_t        pending;   /* guarded by lock, as is what follows */
     apr_uint32_t        nwaiting;
     int                 waited;    /* a wait saw this round done */
+    int                 orphaned;  /* its APR pool went from one of its own
+                                    * tasks: the last task out frees it */
     apr_status_t        status;
     /* Written under lock, read lock-free by pp_task_cancelled(), which only
      * needs to see it eventually: relaxed. */
     _Atomic apr_uint32_t cancelled;
 };
 
-/* The group's memory goes with its APR pool: wait for its tasks first, so
- * no worker touches freed memory. Registered after the mutex and condition
- * variable, so it runs before their own cleanups. */
+/* The caller's APR pool is going. The group's memory is its own (an
+ * unmanaged pool), so that this may happen from one of the group's own
+ * tasks, the request pool freed by the request's last task: the group is
+ * then freed when its last task has left it. From anywhere else the
+ * cleanup waits for the group's tasks and frees it at once. */
 static apr_status_t group_cleanup(void *data)
 {
-    pp_group_wait(data, -1);
+    pp_group_t *g = data;
+
+    if (pp__current_group() == g) {
+        pp__mutex_lock(g->lock);
+        g->orphaned = 1;    /* pending counts the caller: not zero yet */
+        pp__mutex_unlock(g->lock);
+        return APR_SUCCESS;
+    }
+    pp_group_wait(g, -1);
+    apr_pool_destroy(g->own);
     return APR_SUCCESS;
 }
 
 apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p)
 {
+    apr_pool_t *own;
     pp_group_t *g;
     apr_status_t rv;
 
     if (!group || !p)
         return APR_EINVAL;
     *group = NULL;
-    g = apr_pcalloc(p, sizeof(*g));
     rv = pp__fault_hit(PP__FAULT_GROUP_CREATE)
          ? APR_ENOMEM
-         : pp__mutex_create(&g->lock, p);
-    if (rv == APR_SUCCESS)
-        rv = pp__cond_create(&g->done, p);
+         : apr_pool_create_unmanaged_ex(&own, NULL, NULL);
     if (rv != APR_SUCCESS)
         return rv;
+    g = apr_pcalloc(own, sizeof(*g));
+    rv = g ? pp__mutex_create(&g->lock, own) : APR_ENOMEM;
+    if (rv == APR_SUCCESS)
+        rv = pp__cond_create(&g->done, own);
+    if (rv != APR_SUCCESS) {
+        apr_pool_destroy(own);
+        return rv;
+    }
+    g->own = own;
     apr_pool_cleanup_register(p, g, group_cleanup, apr_pool_cleanup_null);
     *group = g;
     return APR_SUCCESS;
@@ -86,6 +107,8 @@ apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool, apr_uint32_t n)
 
 void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record, apr_uint32_t n)
 {
+    int free_it;
+
     pp__mutex_lock(g->lock);
     if (record && outcome != APR_SUCCESS && g->status == APR_SUCCESS)
         g->status = outcome;
@@ -94,7 +117,10 @@ void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record, apr_uint32
     g->pending -= n;
     if (g->pending == 0 && g->nwaiting)
         pp__cond_broadcast(g->done);
+    free_it = g->pending == 0 && g->orphaned;
     pp__mutex_unlock(g->lock);
+    if (free_it)
+        apr_pool_destroy(g->own);
 }
 
 int pp__group_cancelled(const pp_group_t *g)

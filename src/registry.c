@@ -8,65 +8,90 @@
  * worker may still run it. Names and summaries are copied into the
  * registry's pool, so reports made after a plugin is gone stay valid.
  *
- * Adding and loading are for one thread at a time (set-up, or a reload with
- * its own lock); lookups and submits may run concurrently with each other.
+ * The registry's memory is its own (an unmanaged APR pool), not the
+ * caller's: when the caller's pool goes from one of the registry's own
+ * tasks (which cannot wait for itself), the registry is freed, and its
+ * plugins unloaded, by the last of its tasks to leave.
+ *
+ * Adding and loading are for one thread at a time (set-up, or a reload
+ * with its own lock); lookups and submits may run concurrently with them
+ * and with each other.
  */
 #include "registry_private.h"
 
 #include <apr_allocator.h>
-#include <apr_atomic.h>
 #include <apr_lib.h>
 #include <apr_strings.h>
 
 #include <stdlib.h>
 #include <string.h>
 
+/* The registry whose task the calling thread runs (innermost), or NULL. */
+static _Thread_local const pp_registry_t *running_in;
+
 static apr_status_t registry_cleanup(void *data)
 {
     pp_registry_t *reg = data;
 
     apr_thread_mutex_lock(reg->lock);
+    if (running_in == reg) {
+        /* inflight counts the caller, so it is not zero yet. */
+        reg->orphaned = 1;
+        apr_thread_mutex_unlock(reg->lock);
+        return APR_SUCCESS;
+    }
     while (reg->inflight > 0) {
         reg->nwaiting++;
         apr_thread_cond_wait(reg->drained, reg->lock);
         reg->nwaiting--;
     }
     apr_thread_mutex_unlock(reg->lock);
+    apr_pool_destroy(reg->p);
     return APR_SUCCESS;
 }
 
-apr_status_t pp_registry_create(pp_registry_t **out, apr_pool_t *p)
+apr_status_t pp_registry_create(pp_registry_t **out, apr_pool_t *caller)
 {
     pp_registry_t *reg;
     apr_allocator_t *alloc;
     apr_thread_mutex_t *alloc_lock;
     apr_status_t rv;
+    apr_pool_t *p;
 
-    if (!out || !p)
+    if (!out || !caller)
         return APR_EINVAL;
     *out = NULL;
+    rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL);
+    if (rv != APR_SUCCESS)
+        return rv;
     reg = apr_pcalloc(p, sizeof(*reg));
+    if (!reg) {
+        apr_pool_destroy(p);
+        return APR_ENOMEM;
+    }
     reg->p = p;
     rv = apr_thread_mutex_create(&reg->lock, APR_THREAD_MUTEX_DEFAULT, p);
     if (rv == APR_SUCCESS)
         rv = apr_thread_cond_create(&reg->drained, p);
+    if (rv == APR_SUCCESS)
+        rv = apr_thread_rwlock_create(&reg->names, p);
     /* Task pools are created by submitters and destroyed by workers: their
      * parent needs an allocator with a mutex of its own. */
     if (rv == APR_SUCCESS)
         rv = apr_allocator_create(&alloc);
     if (rv != APR_SUCCESS)
-        return rv;
+        goto fail;
     rv = apr_pool_create_ex(&reg->task_root, p, NULL, alloc);
     if (rv != APR_SUCCESS) {
         apr_allocator_destroy(alloc);
-        return rv;
+        goto fail;
     }
     apr_allocator_owner_set(alloc, reg->task_root);
     /* Keep at most 4 MiB of freed task pools for reuse. */
     apr_allocator_max_free_set(alloc, 4 * 1024 * 1024);
     rv = apr_thread_mutex_create(&alloc_lock, APR_THREAD_MUTEX_DEFAULT, reg->task_root);
     if (rv != APR_SUCCESS)
-        return rv;
+        goto fail;
     apr_allocator_mutex_set(alloc, alloc_lock);
 
     reg->by_name = apr_hash_make(p);
@@ -77,9 +102,13 @@ apr_status_t pp_registry_create(pp_registry_t **out, apr_pool_t *p)
     reg->host->info.name = "(host)";
     reg->host->info.version = PP_VERSION_STRING;
     reg->host->p = p;
-    apr_pool_pre_cleanup_register(p, reg, registry_cleanup);
+    apr_pool_pre_cleanup_register(caller, reg, registry_cleanup);
     *out = reg;
     return APR_SUCCESS;
+
+fail:
+    apr_pool_destroy(p);
+    return rv;
 }
 
 /* "family.verb": letters, digits, '_' and '-', exactly one dot inside. */
@@ -97,7 +126,21 @@ static int valid_name(const char *name)
 
 pp__type_rec_t *pp__registry_lookup(const pp_registry_t *reg, const char *name)
 {
-    return apr_hash_get(reg->by_name, name, APR_HASH_KEY_STRING);
+    pp__type_rec_t *rec;
+
+    apr_thread_rwlock_rdlock(reg->names);
+    rec = apr_hash_get(reg->by_name, name, APR_HASH_KEY_STRING);
+    apr_thread_rwlock_unlock(reg->names);
+    return rec;
+}
+
+static void insert_sorted(pp_registry_t *reg, pp__type_rec_t *rec);
+
+/* Called with names write-locked. */
+static void publish_locked(pp_registry_t *reg, pp__type_rec_t *rec)
+{
+    apr_hash_set(reg->by_name, rec->type.name, APR_HASH_KEY_STRING, rec);
+    insert_sorted(reg, rec);
 }
 
 static pp__type_rec_t *staged_lookup(const pp_registry_t *reg, const char *name)
@@ -156,8 +199,9 @@ apr_status_t pp__registry_add(pp_registry_t *reg, const pp_task_type_t *type)
         APR_ARRAY_PUSH(reg->staged, pp__type_rec_t *) = rec;
         return APR_SUCCESS;
     }
-    apr_hash_set(reg->by_name, rec->type.name, APR_HASH_KEY_STRING, rec);
-    insert_sorted(reg, rec);
+    apr_thread_rwlock_wrlock(reg->names);
+    publish_locked(reg, rec);
+    apr_thread_rwlock_unlock(reg->names);
     return APR_SUCCESS;
 }
 
@@ -178,11 +222,10 @@ void pp__registry_commit(pp_registry_t *reg)
 {
     int i;
 
-    for (i = 0; i < reg->staged->nelts; i++) {
-        pp__type_rec_t *rec = APR_ARRAY_IDX(reg->staged, i, pp__type_rec_t *);
-        apr_hash_set(reg->by_name, rec->type.name, APR_HASH_KEY_STRING, rec);
-        insert_sorted(reg, rec);
-    }
+    apr_thread_rwlock_wrlock(reg->names);
+    for (i = 0; i < reg->staged->nelts; i++)
+        publish_locked(reg, APR_ARRAY_IDX(reg->staged, i, pp__type_rec_t *));
+    apr_thread_rwlock_unlock(reg->names);
     apr_array_clear(reg->staged);
 }
 
@@ -198,21 +241,44 @@ const pp_task_type_t *pp_registry_find(const pp_registry_t *reg, const char *nam
 
 apr_size_t pp_registry_count(const pp_registry_t *reg)
 {
-    return reg ? (apr_size_t)reg->sorted->nelts : 0;
+    apr_size_t n;
+
+    if (!reg)
+        return 0;
+    apr_thread_rwlock_rdlock(reg->names);
+    n = (apr_size_t)reg->sorted->nelts;
+    apr_thread_rwlock_unlock(reg->names);
+    return n;
 }
 
 const pp_task_type_t *pp_registry_type(const pp_registry_t *reg, apr_size_t i)
 {
-    if (!reg || i >= (apr_size_t)reg->sorted->nelts)
+    const pp_task_type_t *type = NULL;
+
+    if (!reg)
         return NULL;
-    return &APR_ARRAY_IDX(reg->sorted, i, pp__type_rec_t *)->type;
+    apr_thread_rwlock_rdlock(reg->names);
+    if (i < (apr_size_t)reg->sorted->nelts)
+        type = &APR_ARRAY_IDX(reg->sorted, i, pp__type_rec_t *)->type;
+    apr_thread_rwlock_unlock(reg->names);
+    return type;
 }
 
+/* The registry record a type is, or is a copy of: its identity is the
+ * record its hidden owner field names, not its address, so that a copy of
+ * a registered type still keeps its plugin loaded while its task runs. A
+ * copy must run the same code under the same name; one that changed them
+ * is a type of the caller's own. */
 static const pp__type_rec_t *rec_of(const pp_task_type_t *type)
 {
     const pp__type_rec_t *rec = type ? type->owner : NULL;
 
-    return rec && rec->magic == PP__TYPE_MAGIC && &rec->type == type ? rec : NULL;
+    if (!rec || rec->magic != PP__TYPE_MAGIC)
+        return NULL;
+    if (&rec->type == type)
+        return rec;
+    return rec->type.run == type->run && type->name
+           && strcmp(rec->type.name, type->name) == 0 ? rec : NULL;
 }
 
 const pp_plugin_info_t *pp_registry_owner(const pp_registry_t *reg,
@@ -285,10 +351,15 @@ static void reg_enter(pp_registry_t *reg)
  * moment the cleanup sees zero and the lock is released. */
 static void reg_leave(pp_registry_t *reg)
 {
+    int free_it;
+
     apr_thread_mutex_lock(reg->lock);
     if (--reg->inflight == 0 && reg->nwaiting)
         apr_thread_cond_broadcast(reg->drained);
+    free_it = reg->inflight == 0 && reg->orphaned;
     apr_thread_mutex_unlock(reg->lock);
+    if (free_it)
+        apr_pool_destroy(reg->p);    /* the plugins' code has returned */
 }
 
 typedef struct typed_task {
@@ -300,8 +371,13 @@ typedef struct typed_task {
 static apr_status_t typed_run(void *data, pp_task_ctx_t *ctx)
 {
     typed_task *t = data;
+    const pp_registry_t *outer = running_in;
+    apr_status_t rv;
 
-    return t->rec->type.run(t->arg, ctx);
+    running_in = t->rec->reg;
+    rv = t->rec->type.run(t->arg, ctx);
+    running_in = outer;
+    return rv;
 }
 
 /* Frees the wrapper and drops the registry reference; with release set,

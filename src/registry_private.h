@@ -9,6 +9,7 @@
 #include <apr_tables.h>
 #include <apr_thread_cond.h>
 #include <apr_thread_mutex.h>
+#include <apr_thread_rwlock.h>
 
 #define PP__TYPE_MAGIC 0x50505459u   /* "PPTY": a registry's own record */
 
@@ -27,8 +28,11 @@ typedef struct pp__type_rec_t {
 } pp__type_rec_t;
 
 struct pp_registry_t {
-    apr_pool_t          *p;
+    apr_pool_t          *p;          /* ours alone (unmanaged): see registry.c */
     apr_pool_t          *task_root;  /* parent of the per-task pools; thread-safe */
+    /* Lookups read these while a load may add to them: readers and
+     * writers meet at names (a record, once added, never moves). */
+    apr_thread_rwlock_t *names;
     apr_hash_t          *by_name;    /* name -> pp__type_rec_t* */
     apr_array_header_t  *sorted;     /* pp__type_rec_t*, by name */
     apr_array_header_t  *plugins;    /* pp__plugin_t* */
@@ -45,6 +49,8 @@ struct pp_registry_t {
     apr_thread_cond_t   *drained;
     apr_uint32_t         inflight;   /* tasks queued or running */
     apr_uint32_t         nwaiting;
+    int                  orphaned;   /* closed from one of its own tasks: the
+                                      * last task out frees it */
 };
 
 /** Add a type for plugin (NULL = the host), staging it during a load. */

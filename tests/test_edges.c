@@ -4,11 +4,13 @@
  * named in each test's title). Each fails on the code before its fix.
  */
 #include "testutil.h"
+#include "parkpool/plugin.h"
 #include "fault.h"
 #include "pool_private.h"
 #include "queue.h"
 #include "sync.h"
 
+#include <apr_strings.h>
 #include <apr_time.h>
 
 #include <string.h>
@@ -402,6 +404,206 @@ static void test_parent_destroyed_from_own_task(void)
     self_destroy_case(destroy_own_parent);
 }
 
+/* ------------------------------------------------ 4: a task frees its group's pool */
+
+typedef struct request {
+    apr_pool_t *rp;       /* the request's pool: its group lives there */
+    pp_group_t *group;
+    volatile apr_uint32_t left;
+} request;
+
+/* The last of the request's tasks frees the request. */
+static apr_status_t request_part(void *arg, pp_task_ctx_t *ctx)
+{
+    request *r = arg;
+
+    (void)ctx;
+    if (apr_atomic_dec32(&r->left) == 0)
+        apr_pool_destroy(r->rp);
+    return APR_SUCCESS;
+}
+
+static void test_task_frees_its_groups_pool(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    request r[20];
+    int i, k;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 4, 0);
+    for (i = 0; i < 20; i++) {
+        apr_pool_create(&r[i].rp, p);
+        T_OK_FATAL(pp_group_create(&r[i].group, r[i].rp));
+        r[i].left = 10;
+        for (k = 0; k < 10; k++)
+            T_OK(pp_submit_ex(pool, request_part, &r[i], r[i].group, 0));
+    }
+    /* Each group is freed by its last task's leave (ASan and valgrind in
+     * CI see any use after that); the pool just drains. */
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    for (i = 0; i < 20; i++)
+        CU_ASSERT_EQUAL(r[i].left, 0);
+    t_assert_accounted(pool);
+    apr_pool_destroy(p);
+}
+
+/* ------------------------------------------------ 9, 12: registries and their tasks */
+
+static void *held_of_test;    /* parse_held's answer */
+
+typedef struct held {
+    t_gate gate;
+    apr_pool_t *rp;    /* the registry's pool */
+    volatile apr_uint32_t destroyed;
+} held;
+
+static apr_status_t held_run(void *arg, pp_task_ctx_t *ctx)
+{
+    return t_hold_task(&((held *)arg)->gate, ctx);
+}
+
+static void destroy_registry_pool(void *arg)
+{
+    held *h = arg;
+
+    apr_pool_destroy(h->rp);
+    apr_atomic_set32(&h->destroyed, 1);
+}
+
+static void test_copied_type_keeps_its_registry(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_registry_t *reg;
+    pp_task_type_t t = { "edge.hold", "held", NULL, held_run, NULL, NULL };
+    pp_task_type_t copy;
+    held h;
+    t_thread *th;
+
+    memset(&h, 0, sizeof(h));
+    apr_pool_create(&p, t_root);
+    apr_pool_create(&h.rp, t_root);
+    pool = t_pool(p, 1, 0);
+    T_OK_FATAL(pp_registry_create(&reg, h.rp));
+    T_OK_FATAL(pp_registry_add(reg, &t));
+    copy = *pp_registry_find(reg, "edge.hold");    /* a copy, not the pointer */
+    T_OK(pp_submit_typed(pool, &copy, &h, NULL));
+    t_gate_wait_arrived(&h.gate, 1);
+    th = t_spawn(destroy_registry_pool, &h);
+    apr_sleep(apr_time_from_msec(100));
+    /* The registry (and the plugin it would unload) waits for the task. */
+    CU_ASSERT_EQUAL(apr_atomic_read32(&h.destroyed), 0);
+    t_gate_open(&h.gate);
+    t_join(th);
+    CU_ASSERT_EQUAL(h.destroyed, 1);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    apr_pool_destroy(p);
+}
+
+static apr_status_t destroy_own_registry(void *arg, pp_task_ctx_t *ctx)
+{
+    held *h = arg;
+
+    (void)ctx;
+    apr_pool_destroy(h->rp);
+    apr_atomic_set32(&h->destroyed, 1);
+    return APR_SUCCESS;
+}
+
+static apr_status_t parse_held(void **arg, const char *text, apr_pool_t *p)
+{
+    (void)text;
+    (void)p;
+    *arg = held_of_test;
+    return APR_SUCCESS;
+}
+
+static void test_registry_destroyed_from_own_task(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_registry_t *reg;
+    pp_task_type_t t = { "edge.selfdestroy", "frees its registry", parse_held,
+                         destroy_own_registry, NULL, NULL };
+    held h;
+
+    memset(&h, 0, sizeof(h));
+    held_of_test = &h;
+    apr_pool_create(&p, t_root);
+    apr_pool_create(&h.rp, t_root);
+    pool = t_pool(p, 2, 0);
+    T_OK_FATAL(pp_registry_create(&reg, h.rp));
+    T_OK_FATAL(pp_registry_add(reg, &t));
+    T_OK(pp_submit_named(pool, reg, "edge.selfdestroy", "", NULL));
+    /* It used to wait for itself for ever: the drain never ended. */
+    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_sec(20)), APR_SUCCESS);
+    CU_ASSERT_EQUAL(h.destroyed, 1);
+    apr_pool_destroy(p);
+}
+
+typedef struct adding {
+    pp_registry_t *reg;
+    char names[300][24];
+    volatile apr_uint32_t added;
+    apr_uint32_t missing;
+} adding;
+
+static apr_status_t noop_run(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    (void)ctx;
+    return APR_SUCCESS;
+}
+
+static void add_types(void *arg)
+{
+    adding *a = arg;
+    apr_uint32_t i;
+
+    for (i = 0; i < 300; i++) {
+        pp_task_type_t t = { a->names[i], "", NULL, noop_run, NULL, NULL };
+        T_OK(pp_registry_add(a->reg, &t));
+        apr_atomic_set32(&a->added, i + 1);
+    }
+}
+
+static void find_types(void *arg)
+{
+    adding *a = arg;
+    apr_uint32_t n, i;
+
+    do {
+        n = apr_atomic_read32(&a->added);
+        for (i = 0; i < n; i++)
+            if (!pp_registry_find(a->reg, a->names[i]))
+                a->missing++;
+        pp_registry_find(a->reg, "edge.none");
+    } while (n < 300);
+}
+
+/* Item 15: lookups may run while types are added (TSan sees the rest). */
+static void test_registry_add_while_finding(void)
+{
+    apr_pool_t *p;
+    adding *a;
+    t_thread *adder, *finder;
+    int i;
+
+    apr_pool_create(&p, t_root);
+    a = apr_pcalloc(p, sizeof(*a));
+    for (i = 0; i < 300; i++)
+        apr_snprintf(a->names[i], sizeof(a->names[i]), "edge.t%d", i);
+    T_OK_FATAL(pp_registry_create(&a->reg, p));
+    finder = t_spawn(find_types, a);
+    adder = t_spawn(add_types, a);
+    t_join(adder);
+    t_join(finder);
+    CU_ASSERT_EQUAL(a->missing, 0);
+    CU_ASSERT_EQUAL(pp_registry_count(a->reg), 300);
+    apr_pool_destroy(p);
+}
+
 /* ------------------------------------------------ 10: a cancel keeps its timeout */
 
 typedef struct slow_release {
@@ -601,6 +803,10 @@ void t_register_edges(void)
     CU_add_test(s, "3: destroy waits for another thread's cancel", test_destroy_waits_for_a_cancelling_thread);
     CU_add_test(s, "5: pp_pool_destroy from one of its own tasks", test_destroy_from_own_task);
     CU_add_test(s, "5: the parent pool destroyed from a task", test_parent_destroyed_from_own_task);
+    CU_add_test(s, "4: a task frees its group's APR pool", test_task_frees_its_groups_pool);
+    CU_add_test(s, "9: a copied task type keeps its registry", test_copied_type_keeps_its_registry);
+    CU_add_test(s, "12: a registry destroyed from its own task", test_registry_destroyed_from_own_task);
+    CU_add_test(s, "15: registry lookups while types are added", test_registry_add_while_finding);
     CU_add_test(s, "10: a cancel keeps its timeout while dropping", test_cancel_keeps_its_timeout);
     CU_add_test(s, "14: a full queue is told without the lock", test_full_queue_told_without_the_lock);
     CU_add_test(s, "15: pp_pool_stats into NULL", test_stats_into_null);
