@@ -348,7 +348,7 @@ typedef struct self_destroy {
     pp_pool_t *pool;
     apr_pool_t *parent;
     volatile apr_uint32_t returned;
-    apr_uint32_t count;
+    volatile apr_uint32_t count;
 } self_destroy;
 
 static apr_status_t destroy_own_pool(void *arg, pp_task_ctx_t *ctx)
@@ -373,25 +373,26 @@ static apr_status_t destroy_own_parent(void *arg, pp_task_ctx_t *ctx)
 
 static void self_destroy_case(pp_task_fn fn)
 {
-    self_destroy s;
+    /* Not on the stack: the pool's last worker may still be on its way
+     * out when this returns, and nothing here waits for it but the OS. */
+    self_destroy *s = apr_pcalloc(t_root, sizeof(*s));
     int before = t_os_thread_count();
     apr_time_t deadline = apr_time_now() + apr_time_from_sec(10);
     apr_uint32_t i;
 
-    memset(&s, 0, sizeof(s));
-    apr_pool_create(&s.parent, t_root);
-    s.pool = t_pool(s.parent, 3, 0);
+    apr_pool_create(&s->parent, t_root);
+    s->pool = t_pool(s->parent, 3, 0);
     for (i = 0; i < 100; i++)
-        T_OK(pp_submit(s.pool, t_count_task, &s.count));
-    T_OK(pp_submit(s.pool, fn, &s));
-    while (!apr_atomic_read32(&s.returned) && apr_time_now() < deadline)
+        T_OK(pp_submit(s->pool, t_count_task, (void *)&s->count));
+    T_OK(pp_submit(s->pool, fn, s));
+    while (!apr_atomic_read32(&s->returned) && apr_time_now() < deadline)
         apr_sleep(500);
-    CU_ASSERT_FATAL(apr_atomic_read32(&s.returned));
+    CU_ASSERT_FATAL(apr_atomic_read32(&s->returned));
     /* The drain it started ran everything, and the last worker out freed
      * the pool and let the OS reap the threads (ASan and valgrind in CI
      * check that nothing was used after it or leaked). */
     CU_ASSERT_EQUAL(t_thread_count_settles(before), before);
-    CU_ASSERT_EQUAL(s.count, 100);
+    CU_ASSERT_EQUAL(apr_atomic_read32(&s->count), 100);
 }
 
 static void test_destroy_from_own_task(void)
@@ -727,7 +728,7 @@ static void test_create_survives_failed_allocations(void)
 typedef struct storm {
     pp_pool_t *pool;
     volatile apr_uint32_t stop;
-    apr_uint32_t over;
+    volatile apr_uint32_t over;
     apr_uint32_t reads;
 } storm;
 
@@ -763,7 +764,7 @@ static void read_stats(void *arg)
     for (i = 0; i < s->reads; i++) {
         pp_pool_stats(s->pool, &st);
         if (st.running > st.threads)
-            s->over++;
+            apr_atomic_inc32(&s->over);
     }
 }
 
