@@ -254,28 +254,37 @@ static void cancel_group(void *arg)
     d->rv = pp_group_cancel(d->group);
 }
 
+/* One worker, held in gate, reporting drops slowly into d. */
+static pp_pool_t *slow_drop_pool(apr_pool_t *p, slow_drops *d, t_gate *gate)
+{
+    pp_config_t cfg;
+    pp_pool_t *pool;
+
+    memset(d, 0, sizeof(*d));
+    memset(gate, 0, sizeof(*gate));
+    pp_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.on_task_error = slow_drop_report;
+    cfg.baton = d;
+    CU_ASSERT_EQUAL_FATAL(pp_pool_create(&pool, &cfg, p), APR_SUCCESS);
+    T_OK(pp_submit(pool, t_hold_task, gate));
+    t_gate_wait_arrived(gate, 1);
+    return pool;
+}
+
 static void test_destroy_waits_for_a_group_cancel(void)
 {
     apr_pool_t *p, *gp;
-    pp_config_t cfg;
     pp_pool_t *pool;
     slow_drops d;
     t_gate gate;
     t_thread *t;
     apr_uint32_t i, ran = 0;
 
-    memset(&d, 0, sizeof(d));
-    memset(&gate, 0, sizeof(gate));
     apr_pool_create(&p, t_root);
     apr_pool_create(&gp, t_root);    /* the group outlives the pool */
-    pp_config_init(&cfg);
-    cfg.threads = 1;
-    cfg.on_task_error = slow_drop_report;
-    cfg.baton = &d;
-    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
+    pool = slow_drop_pool(p, &d, &gate);
     T_OK_FATAL(pp_group_create(&d.group, gp));
-    T_OK(pp_submit(pool, t_hold_task, &gate));
-    t_gate_wait_arrived(&gate, 1);
     for (i = 0; i < 50; i++)
         T_OK(pp_submit_ex(pool, t_count_task, &ran, d.group, 0));
     t = t_spawn(cancel_group, &d);
@@ -311,23 +320,14 @@ static void cancel_pool(void *arg)
 static void test_destroy_waits_for_a_cancelling_thread(void)
 {
     apr_pool_t *p;
-    pp_config_t cfg;
     two_cancels c;
     slow_drops d;
     t_gate gate;
     t_thread *t;
     apr_uint32_t i, ran = 0;
 
-    memset(&d, 0, sizeof(d));
-    memset(&gate, 0, sizeof(gate));
     apr_pool_create(&p, t_root);
-    pp_config_init(&cfg);
-    cfg.threads = 1;
-    cfg.on_task_error = slow_drop_report;
-    cfg.baton = &d;
-    T_OK_FATAL(pp_pool_create(&c.pool, &cfg, p));
-    T_OK(pp_submit(c.pool, t_hold_task, &gate));
-    t_gate_wait_arrived(&gate, 1);
+    c.pool = slow_drop_pool(p, &d, &gate);
     for (i = 0; i < 50; i++)
         T_OK(pp_submit(c.pool, t_count_task, &ran));
     t = t_spawn(cancel_pool, &c);
