@@ -555,7 +555,8 @@ static void leave_locked(pp_pool_t *pool)
     int last = pool->live == 0 && pool->inside == 0;
     int free_it = last && pool->orphaned;
 
-    if (pool->live == 0 || last)
+    /* Shutdown callers wait for live, closers for inside, on one cond. */
+    if (pool->live == 0 || pool->inside == 0)
         pp__cond_broadcast(pool->exited);
     pp__mutex_unlock(pool->lock);
     if (free_it)
