@@ -85,29 +85,36 @@ check "--json done" "$(json_field "$work/err" done)" 1
 check "--json failed" "$(json_field "$work/err" failed)" 1
 
 # --- Ctrl-C: once drains, twice cancels (wine turns SIGINT into the
-# console's CTRL_C_EVENT, so this runs for Windows too)
-i=0; : > "$work/sleeps"
+# console's CTRL_C_EVENT, so this runs for Windows too). The handler is in
+# place once a task has run, so each run's first task prints a line and the
+# signal waits for it: a background job ignores SIGINT until then.
+ready() {   # ready FILE: wait (30 s at most) for the run's first line in FILE
+    n=0
+    while ! grep -q '^ready$' "$1" 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+}
+echo "demo.echo ready" > "$work/sleeps"
+i=0
 while [ $i -lt 40 ]; do echo "demo.sleep 150" >> "$work/sleeps"; i=$((i + 1)); done
-${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/sleeps" > /dev/null 2> "$work/int1" &
+${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/sleeps" > "$work/out1" 2> "$work/int1" &
 pid=$!
-sleep 0.5
+ready "$work/out1"
 kill -INT $pid
 wait $pid
 check "one SIGINT exits 130" "$?" 130
-check "one SIGINT drains: done" "$(json_field "$work/int1" done)" 40
+check "one SIGINT drains: done" "$(json_field "$work/int1" done)" 41
 check "one SIGINT drains: cancelled" "$(json_field "$work/int1" cancelled)" 0
-${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/sleeps" > /dev/null 2> "$work/int2" &
+${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/sleeps" > "$work/out2" 2> "$work/int2" &
 pid=$!
-sleep 0.5
-kill -INT $pid
-sleep 0.3
-kill -INT $pid
+ready "$work/out2"
+# Two signals sent together may arrive as one, so keep sending until it ends.
+n=0
+while kill -INT $pid 2>/dev/null && [ $n -lt 100 ]; do sleep 0.2; n=$((n + 1)); done
 wait $pid
 check "two SIGINTs exit 130" "$?" 130
 done2=$(json_field "$work/int2" done)
 cancelled2=$(json_field "$work/int2" cancelled)
 failed2=$(json_field "$work/int2" failed)    # running sleeps stop early, cancelled
-if [ "${cancelled2:-0}" -gt 0 ] && [ $((done2 + failed2 + cancelled2)) -eq 40 ]; then
+if [ "${cancelled2:-0}" -gt 0 ] && [ $((done2 + failed2 + cancelled2)) -eq 41 ]; then
     ok "two SIGINTs cancel the queue ($done2 done, $failed2 stopped, $cancelled2 cancelled)"
 else
     bad "two SIGINTs: done=$done2 failed=$failed2 cancelled=$cancelled2"

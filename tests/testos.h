@@ -57,7 +57,14 @@ typedef struct t_os_shell {
     const char *kill9;          /* dies of signal 9; NULL where there are no signals */
     const char *silent;         /* prints nothing, succeeds */
     const char *print_file;     /* followed by a path: prints the file */
+    const char *copy_stdin;     /* copies its standard input out; NULL: not tested */
+    const char *wait_for_file;  /* followed by a path: prints "waiting", returns once it
+                                 * exists; NULL: not tested */
 } t_os_shell;
 const t_os_shell *t_os_shell_commands(void);
+
+/* Descriptors of this process that a child would inherit (not close-on-exec),
+ * or -1 where the OS has no such thing to count. */
+int t_os_inheritable_fds(void);
 
 #endif

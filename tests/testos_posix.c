@@ -5,6 +5,7 @@
 #include <apr_strings.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -116,8 +117,23 @@ const char *t_os_backslash_path(apr_pool_t *p)
 const t_os_shell *t_os_shell_commands(void)
 {
     static const t_os_shell sh = {
-        "echo one; echo two; printf three", "echo partial; exit 3", "kill -9 $$", "true", "cat"
+        "echo one; echo two; printf three", "echo partial; exit 3", "kill -9 $$", "true", "cat", "cat",
+        "echo waiting; exec sh -c 'while [ ! -e \"$0\" ]; do sleep 0.01; done'"
     };
 
     return &sh;
+}
+
+int t_os_inheritable_fds(void)
+{
+    long fd, max = sysconf(_SC_OPEN_MAX);
+    int n = 0, flags;
+
+    if (max < 0 || max > 65536)
+        max = 65536;
+    for (fd = 0; fd < max; fd++) {
+        flags = fcntl((int)fd, F_GETFD);
+        n += flags >= 0 && !(flags & FD_CLOEXEC);
+    }
+    return n;
 }

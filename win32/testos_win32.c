@@ -150,8 +150,13 @@ const t_os_shell *t_os_shell_commands(void)
 {
     /* cmd.exe: "set /p" with no input prints its prompt without a newline. */
     static const t_os_shell sh = {
-        "echo one& echo two& <nul set /p =three", "echo partial& exit 3", NULL, "rem", "type"
+        "echo one& echo two& <nul set /p =three", "echo partial& exit 3", NULL, "rem", "type", NULL, NULL
     };
 
     return &sh;
+}
+
+int t_os_inheritable_fds(void)
+{
+    return -1;    /* handles are inherited one by one, by CreateProcess's list */
 }
