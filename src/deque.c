@@ -41,7 +41,7 @@ static void slot_get(pp__slot_t *s, pp__entry_t *e)
 void pp__deque_init(pp__deque_t *d)
 {
     pp__entry_t none = { NULL, NULL, NULL, NULL, NULL };
-    apr_uint32_t i;
+    unsigned i;
 
     atomic_init(&d->top, 0);
     atomic_init(&d->bottom, 0);
@@ -51,15 +51,15 @@ void pp__deque_init(pp__deque_t *d)
 
 int pp__deque_full(pp__deque_t *d)
 {
-    apr_uint32_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-    apr_uint32_t t = atomic_load_explicit(&d->top, memory_order_acquire);
+    pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    pp__dq_index_t t = atomic_load_explicit(&d->top, memory_order_acquire);
 
     return b - t >= PP__DEQUE_SIZE;
 }
 
 void pp__deque_push(pp__deque_t *d, const pp__entry_t *e)
 {
-    apr_uint32_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
 
     slot_put(&d->slot[b & MASK], e);
     atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
@@ -67,20 +67,20 @@ void pp__deque_push(pp__deque_t *d, const pp__entry_t *e)
 
 int pp__deque_pop(pp__deque_t *d, pp__entry_t *e)
 {
-    apr_uint32_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-    apr_uint32_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-    apr_int32_t left;
+    pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    pp__dq_index_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+    apr_int64_t left;
     int won;
 
     /* Empty, and only we could fill it: top only grows, so a stale top
      * overstates the length. Spares the fence on the idle path. */
-    if ((apr_int32_t)(b - t) <= 0)
+    if ((apr_int64_t)(b - t) <= 0)
         return 0;
     b--;
     atomic_store_explicit(&d->bottom, b, memory_order_release);
     atomic_thread_fence(memory_order_seq_cst);
     t = atomic_load_explicit(&d->top, memory_order_relaxed);
-    left = (apr_int32_t)(b - t);
+    left = (apr_int64_t)(b - t);
     if (left < 0) {    /* it was empty */
         atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
         return 0;
@@ -95,27 +95,39 @@ int pp__deque_pop(pp__deque_t *d, pp__entry_t *e)
     return won;
 }
 
-int pp__deque_steal(pp__deque_t *d, pp__entry_t *e)
+int pp__deque_steal_read(pp__deque_t *d, pp__entry_t *e, pp__dq_index_t *t)
 {
-    apr_uint32_t t = atomic_load_explicit(&d->top, memory_order_acquire);
-    apr_uint32_t b;
+    pp__dq_index_t b;
 
+    *t = atomic_load_explicit(&d->top, memory_order_acquire);
     atomic_thread_fence(memory_order_seq_cst);
     b = atomic_load_explicit(&d->bottom, memory_order_acquire);
-    if ((apr_int32_t)(b - t) <= 0)
+    if ((apr_int64_t)(b - *t) <= 0)
         return 0;
-    slot_get(&d->slot[t & MASK], e);
-    if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
-                                                 memory_order_relaxed))
-        return -1;
+    slot_get(&d->slot[*t & MASK], e);
     return 1;
+}
+
+int pp__deque_steal_claim(pp__deque_t *d, pp__dq_index_t t)
+{
+    return atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
+                                                   memory_order_relaxed) ? 1 : -1;
+}
+
+int pp__deque_steal(pp__deque_t *d, pp__entry_t *e)
+{
+    pp__dq_index_t t;
+
+    if (!pp__deque_steal_read(d, e, &t))
+        return 0;
+    return pp__deque_steal_claim(d, t);
 }
 
 apr_uint32_t pp__deque_len(pp__deque_t *d)
 {
-    apr_uint32_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-    apr_uint32_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-    apr_int32_t n = (apr_int32_t)(b - t);
+    pp__dq_index_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+    pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
+    apr_int64_t n = (apr_int64_t)(b - t);
 
     return n > 0 ? (apr_uint32_t)n : 0;
 }

@@ -30,14 +30,21 @@ typedef struct pp__slot_t {
     _Atomic(pp_group_t *)         group;
 } pp__slot_t;
 
-/* top and bottom are free-running 32-bit counters compared by signed
- * difference; each sits on a cache line of its own, since the owner
- * writes one and the thieves the other. */
+/* top and bottom are free-running counters compared by signed difference.
+ * 64 bits, as crossbeam's: a thief stalled between reading top and its CAS
+ * while top moves on by exactly the counter's range would otherwise win
+ * with a stale slot (one task run twice, one lost). 2^32 steals take
+ * seconds; 2^64 take centuries. (On a 32-bit target the atomics are
+ * still lock-free where the CPU has a double-word CAS: i686, ARMv7.) Each
+ * sits on a cache line of its own, since the owner writes one and the
+ * thieves the other. */
+typedef apr_uint64_t pp__dq_index_t;
+
 typedef struct pp__deque_t {
-    _Atomic apr_uint32_t top;
-    char pad1[PP__CACHE_LINE - sizeof(apr_uint32_t)];
-    _Atomic apr_uint32_t bottom;
-    char pad2[PP__CACHE_LINE - sizeof(apr_uint32_t)];
+    _Atomic pp__dq_index_t top;
+    char pad1[PP__CACHE_LINE - sizeof(pp__dq_index_t)];
+    _Atomic pp__dq_index_t bottom;
+    char pad2[PP__CACHE_LINE - sizeof(pp__dq_index_t)];
     pp__slot_t slot[PP__DEQUE_SIZE];
 } pp__deque_t;
 
@@ -58,6 +65,14 @@ int pp__deque_pop(pp__deque_t *d, pp__entry_t *e);
  * race with another taker (the deque was not empty; try again).
  */
 int pp__deque_steal(pp__deque_t *d, pp__entry_t *e);
+
+/**
+ * pp__deque_steal in its two steps, for tests that stall a thief between
+ * them: read copies the oldest entry into e and its index into *t (0 when
+ * empty); claim then takes it unless another taker moved top (1 or -1).
+ */
+int pp__deque_steal_read(pp__deque_t *d, pp__entry_t *e, pp__dq_index_t *t);
+int pp__deque_steal_claim(pp__deque_t *d, pp__dq_index_t t);
 
 /** Any thread: how many entries there are, as of some recent moment. */
 apr_uint32_t pp__deque_len(pp__deque_t *d);

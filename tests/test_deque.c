@@ -131,10 +131,56 @@ static void test_deque_race(void)
     free((void *)r.hits);
 }
 
+/* Item 20 of issue 10: a thief reads top and the oldest slot, then
+ * stalls; meanwhile the deque goes round its index range (here: top and
+ * bottom moved on by 2^32, as 2^32 pushes and steals would move them) and
+ * the slot holds another entry. Its claim must fail: with 32-bit indices
+ * top would read the same again, the CAS would succeed, and the thief
+ * would run a copy of an entry already taken. Then the deque still works
+ * on both sides of a 32-bit boundary. */
+static void test_deque_stalled_thief(void)
+{
+    pp__deque_t *d = new_deque();
+    const pp__dq_index_t lap = (pp__dq_index_t)((apr_uint64_t)1 << 32);
+    pp__dq_index_t t, base;
+    pp__entry_t e = entry(1), got;
+    apr_uintptr_t i;
+
+    pp__deque_push(d, &e);
+    CU_ASSERT_EQUAL_FATAL(pp__deque_steal_read(d, &got, &t), 1);
+    CU_ASSERT_EQUAL(got.arg, (void *)1);
+    /* The entry is taken, and 2^32 laps later the same slot holds entry 2. */
+    CU_ASSERT_TRUE_FATAL(pp__deque_pop(d, &got));
+    atomic_store(&d->top, t + lap);
+    atomic_store(&d->bottom, t + lap);
+    e = entry(2);
+    pp__deque_push(d, &e);
+    CU_ASSERT_EQUAL(pp__deque_steal_claim(d, t), -1);
+    CU_ASSERT_EQUAL(pp__deque_len(d), 1);
+    CU_ASSERT_EQUAL(pp__deque_steal(d, &got), 1);
+    CU_ASSERT_EQUAL(got.arg, (void *)2);
+
+    base = lap - PP__DEQUE_SIZE / 2;
+    atomic_store(&d->top, base);
+    atomic_store(&d->bottom, base);
+    for (i = 0; i < PP__DEQUE_SIZE; i++) {
+        e = entry(i);
+        pp__deque_push(d, &e);
+    }
+    CU_ASSERT_TRUE(pp__deque_full(d));
+    CU_ASSERT_EQUAL(pp__deque_len(d), PP__DEQUE_SIZE);
+    CU_ASSERT_EQUAL(pp__deque_steal(d, &got), 1);
+    CU_ASSERT_EQUAL(got.arg, (void *)0);
+    CU_ASSERT_TRUE(pp__deque_pop(d, &got));
+    CU_ASSERT_EQUAL(got.arg, (void *)(PP__DEQUE_SIZE - 1));
+    CU_ASSERT_EQUAL(pp__deque_len(d), PP__DEQUE_SIZE - 2);
+}
+
 void t_register_deque(void)
 {
     CU_pSuite s = CU_add_suite("deque", NULL, NULL);
 
     CU_add_test(s, "owner LIFO, thief FIFO, bounded, wrapping", test_deque_order_and_bound);
     CU_add_test(s, "1,000,000 entries, owner and 3 thieves: each taken once", test_deque_race);
+    CU_add_test(s, "a thief stalled for 2^32 steals loses its claim", test_deque_stalled_thief);
 }
