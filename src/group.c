@@ -1,7 +1,9 @@
 /*
  * Groups: a count of pending tasks, the first failure among them and a
- * condition variable for the threads that wait. The waiters are callers,
- * never workers, so the broadcast here wakes no worker.
+ * condition variable for the threads that wait. A waiter that is a worker
+ * (a task waiting for its children) runs queued tasks while it waits and
+ * naps on the condition only when it found none; the broadcast wakes no
+ * parked worker.
  *
  * Lock order: a group's lock may be held while taking its pool's queue lock
  * (pp_group_cancel), never the other way round; pool.c calls into the
@@ -12,6 +14,10 @@
 #include "sync.h"
 
 #include <stdatomic.h>
+
+/* How long a task waiting for a group (see pp_group_wait) sleeps when it
+ * found nothing to run before it looks again. */
+#define HELP_NAP 1000    /* microseconds */
 
 struct pp_group_t {
     apr_pool_t         *own;       /* the group's memory: see group_cleanup */
@@ -131,7 +137,8 @@ int pp__group_cancelled(const pp_group_t *g)
 apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout)
 {
     apr_status_t rv = APR_SUCCESS;
-    apr_time_t deadline;
+    apr_time_t deadline, nap;
+    int helped = 0;    /* -1 once the caller turned out unable to help */
 
     if (!group)
         return APR_EINVAL;
@@ -140,9 +147,31 @@ apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout)
     deadline = pp__deadline(timeout);
     pp__mutex_lock(group->lock);
     while (group->pending > 0 && rv == APR_SUCCESS) {
+        /* A worker waiting in a task runs queued tasks meanwhile: blocked,
+         * it could leave the pool with nobody to run what it waits for. The
+         * group's pending count keeps its pool alive across the unlock. */
+        if (helped >= 0) {
+            pp_pool_t *pool = group->pool;
+
+            pp__mutex_unlock(group->lock);
+            helped = pp__pool_help(pool);
+            pp__mutex_lock(group->lock);
+            if (helped > 0)
+                continue;
+        }
+        if (group->pending == 0)
+            break;
+        /* Found nothing to run: what is left runs elsewhere (its end
+         * signals done), or comes later, queued where nobody may be awake
+         * to take it; look again after a nap. */
+        nap = deadline;
+        if (helped == 0 && deadline - pp__clock_mono() > HELP_NAP)
+            nap = pp__clock_mono() + HELP_NAP;
         group->nwaiting++;
-        rv = pp__cond_wait_until(group->done, group->lock, deadline);
+        rv = pp__cond_wait_until(group->done, group->lock, nap);
         group->nwaiting--;
+        if (rv == APR_TIMEUP && nap != deadline)
+            rv = APR_SUCCESS;
     }
     if (group->pending == 0) {
         rv = APR_SUCCESS;

@@ -85,6 +85,19 @@ enum { JOIN_NONE, JOIN_BUSY, JOIN_DONE };
  * few enough that the others can still find work there. */
 #define GLOBAL_BATCH 32u
 
+/* Fairness: of every FAIR_EVERY tasks a worker picks between searches,
+ * one is the global queue's oldest and one its own deque's oldest, not
+ * the newest of its deque (LIFO alone lets a task that resubmits itself
+ * starve its older siblings and outside submits for as long as it goes
+ * on). Go's scheduler looks at its global queue every 61st tick for the
+ * same reason; parkpool.h states the bound. */
+#define FAIR_EVERY PP_FAIR_EVERY
+
+/* How deep tasks may nest in one worker's stack by helping while they
+ * wait for a group (pp_group_wait): each level is a task frame and a wait;
+ * past this a wait just blocks. */
+#define HELP_DEPTH_MAX 256u
+
 typedef struct pp__worker_t {
     pp_pool_t      *pool;
     pp__parker_t   *parker;
@@ -96,6 +109,8 @@ typedef struct pp__worker_t {
     apr_uint32_t    spin;       /* this worker's current search budget */
     apr_uint32_t    polls_per_us;   /* its polling speed, last measured */
     apr_uint32_t    victim;     /* where its next steal starts looking */
+    apr_uint32_t    fair;       /* tasks picked until the next fair pick */
+    apr_uint32_t    depth;      /* tasks running nested in this thread */
     /* This worker's only, so a plain release store adds (atomic.h); they
      * sit on its own cache lines and pp_pool_stats() sums them. */
     pp__counter_t submitted, started, completed, failed, parks;
@@ -242,6 +257,31 @@ static int deques_busy(pp_pool_t *pool)
     return 0;
 }
 
+/* Is any worker running a task? Ended is read before started, so a task
+ * seen ended was seen started. Used by a draining worker that found
+ * nothing, under the lock: see search(). */
+static int tasks_running(pp_pool_t *pool)
+{
+    apr_uint32_t i;
+
+    for (i = 0; i < pool->cfg.threads; i++) {
+        pp__worker_t *w = worker_at(pool, i);
+        apr_uint64_t ended = pp__counter_read(&w->completed) + pp__counter_read(&w->failed);
+        if (pp__counter_read(&w->started) != ended)
+            return 1;
+    }
+    return 0;
+}
+
+/* May a task be queued now? A running pool takes anyone's; a draining one
+ * only its own tasks' (what was accepted finishes, fan-out included). */
+static int accepting(pp_pool_t *pool, int own)
+{
+    apr_uint32_t state = load_state(pool);
+
+    return state == STATE_RUNNING || (state == STATE_DRAINING && own);
+}
+
 /* Is there anything a searcher could take? */
 static int work_visible(pp_pool_t *pool)
 {
@@ -281,7 +321,7 @@ static void drop_entry(pp_pool_t *pool, const pp__entry_t *e)
 
 static void run_entry(pp__worker_t *w, const pp__entry_t *e)
 {
-    pp_task_ctx_t ctx;
+    pp_task_ctx_t ctx, *outer = w->ctx;    /* set when w helps in a wait */
     apr_status_t rv;
     pp_pool_t *pool = w->pool;
     const pp_config_t *cfg = &pool->cfg;
@@ -298,7 +338,7 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
     ctx.entry = e;
     w->ctx = &ctx;
     rv = e->fn(e->arg, &ctx);
-    w->ctx = NULL;
+    w->ctx = outer;
     /* Report before release: the name may belong to what release lets go
      * (a plugin's registry). Count after both, then tell the group, so that
      * whoever sees the group done or the counters settled sees it all. */
@@ -401,6 +441,28 @@ static int steal(pp__worker_t *w, pp__entry_t *e)
         }
     }
     return 0;
+}
+
+/* Twice in every FAIR_EVERY picks, the oldest task rather than the
+ * newest: the global queue's first, then, half a round later, the own
+ * deque's first (each in its own turn, so that neither waits behind a
+ * queue that never empties). */
+static int pick_oldest(pp__worker_t *w, pp__entry_t *e)
+{
+    if (--w->fair == FAIR_EVERY / 2)
+        return pp__deque_steal(w->deque, e) > 0 || take_global(w, e);
+    if (w->fair == 0) {
+        w->fair = FAIR_EVERY;
+        return take_global(w, e) || pp__deque_steal(w->deque, e) > 0;
+    }
+    return 0;
+}
+
+/* A task for w without searching: its own deque's newest, else the
+ * global queue's oldest, with the fair pick now and then. */
+static int next_local(pp__worker_t *w, pp__entry_t *e)
+{
+    return pick_oldest(w, e) || pp__deque_pop(w->deque, e) || take_global(w, e);
 }
 
 /* A searching worker found work: if it was the last searcher and there is
@@ -506,14 +568,27 @@ static int search(pp__worker_t *w, pp__entry_t *e)
             return 1;
         }
         if (pool->state != STATE_RUNNING) {
-            /* Shutting down: help drain the deques, then leave. */
+            /* Shutting down: help drain the deques, then leave; but while
+             * a drain has tasks running, go idle as in a running pool:
+             * they may still submit (a drain accepts their fan-out), and
+             * what they submit may need more hands than theirs. Whoever
+             * leaves takes every idle worker along (they look again),
+             * so the last task's worker ends the drain for all. A worker
+             * that misses a task starting now only leaves early: that
+             * task's own worker stays to run whatever it submits. */
+            pp__worker_t *x;
+
             if (deques_busy(pool)) {
                 pp__mutex_unlock(pool->lock);
                 continue;
             }
-            atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
-            pp__mutex_unlock(pool->lock);
-            return 0;
+            if (pool->state == STATE_CANCELLING || !tasks_running(pool)) {
+                atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
+                while ((x = pop_idle(pool)) != NULL)
+                    pp__unpark(x->parker);
+                pp__mutex_unlock(pool->lock);
+                return 0;
+            }
         }
         n = load32(&pool->nidle);
         pool->idle[n] = w;
@@ -582,7 +657,7 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
     current = w;
 
     for (;;) {
-        if (pp__deque_pop(w->deque, &e) || take_global(w, &e)) {
+        if (next_local(w, &e)) {
             run_entry(w, &e);
             continue;
         }
@@ -608,7 +683,7 @@ static apr_status_t wait_room(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flag
     int own = own_worker(pool);
 
     for (;;) {
-        if (pool->state != STATE_RUNNING)
+        if (!accepting(pool, own))
             return PP_ESHUTDOWN;
         if (cap == 0 || own || pp__queue_len(&pool->queue) + n <= cap)
             return APR_SUCCESS;
@@ -695,7 +770,7 @@ static apr_status_t push_local(pp__worker_t *w, const pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
 
-    if (load_state(pool) != STATE_RUNNING)
+    if (!accepting(pool, 1))
         return PP_ESHUTDOWN;
     pp__counter_add(&w->submitted, 1);    /* before the task can start */
     pp__deque_push(w->deque, e);
@@ -807,6 +882,28 @@ void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
     while (pp__queue_pop(q, &e))
         drop_entry(pool, &e);
     leave(pool);
+}
+
+int pp__pool_help(pp_pool_t *pool)
+{
+    pp__worker_t *w = current;
+    pp__entry_t e;
+
+    if (!w || w->pool != pool || w->depth >= HELP_DEPTH_MAX)
+        return -1;
+    if (!next_local(w, &e)) {
+        if (!steal(w, &e))
+            return 0;
+        /* Half a deque came along: if nobody searches, wake a hand for
+         * it, as a searcher does (this one may go back to a long task). */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (pp__deque_len(w->deque) > 0 && wake_wanted(pool))
+            wake_one(pool);
+    }
+    w->depth++;
+    run_entry(w, &e);
+    w->depth--;
+    return 1;
 }
 
 pp_group_t *pp__current_group(void)
@@ -1205,6 +1302,7 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
         w->index = i;
         w->deque = &pool->deques[i];
         w->spin = pool->cfg.spin;
+        w->fair = FAIR_EVERY;
         pp__deque_init(w->deque);
         w->name = worker_name(p, pool->cfg.name_prefix, i);
         rv = pp__parker_create(&w->parker, p);

@@ -106,6 +106,13 @@ void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q);
  *  pool's queue lock, to show what a call does without it. */
 void pp__pool_hold_lock(pp_pool_t *pool, int hold);
 
+/** Called by pp_group_wait() on pool's behalf: when the caller is one of
+ *  pool's workers (in a task), run one queued task in its place, so that a
+ *  wait inside a task keeps the pool going (fork-join deeper than the
+ *  workers). 1 ran one, 0 found none, -1 the caller cannot help (not a
+ *  worker of pool, or nested too deep already). */
+int pp__pool_help(pp_pool_t *pool);
+
 /** The group of the task running on the calling thread, or NULL. */
 pp_group_t *pp__current_group(void);
 

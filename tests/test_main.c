@@ -59,17 +59,31 @@ int main(int argc, char **argv)
     t_register_plugin();
     t_register_bundled();
     t_register_edges();
+    t_register_nested();
 
     CU_basic_set_mode(CU_BRM_VERBOSE);
     if (argc > 1) {
         for (i = 1; i < argc; i++) {
-            CU_pSuite s = CU_get_suite(argv[i]);
+            /* SUITE, or SUITE:PREFIX for the suite's tests whose titles
+             * start with PREFIX. */
+            const char *colon = strchr(argv[i], ':');
+            char *name = colon ? apr_pstrmemdup(t_root, argv[i], (apr_size_t)(colon - argv[i]))
+                               : argv[i];
+            CU_pSuite s = CU_get_suite(name);
+            CU_pTest t;
             if (!s) {
-                fprintf(stderr, "pp_test: no suite named '%s'\n", argv[i]);
+                fprintf(stderr, "pp_test: no suite named '%s'\n", name);
                 CU_cleanup_registry();
                 return 2;
             }
-            CU_basic_run_suite(s);
+            if (!colon) {
+                CU_basic_run_suite(s);
+            }
+            else {
+                for (t = s->pTest; t; t = t->pNext)
+                    if (strncmp(t->pName, colon + 1, strlen(colon + 1)) == 0)
+                        CU_basic_run_test(s, t);
+            }
             /* Each run resets CUnit's counts: add them up as we go. */
             failed += CU_get_number_of_failures() + CU_get_number_of_tests_failed();
         }

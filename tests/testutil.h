@@ -82,5 +82,6 @@ void t_register_config(void);
 void t_register_plugin(void);
 void t_register_bundled(void);
 void t_register_edges(void);
+void t_register_nested(void);
 
 #endif

@@ -133,6 +133,18 @@ void pp_pool_destroy(pp_pool_t *pool);
 apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
 
 /**
+ * The fairness bound. A worker runs the tasks that its own tasks submit
+ * newest first (depth-first, on a warm cache), but of every PP_FAIR_EVERY
+ * tasks it picks, one is the shared queue's oldest and one its own
+ * queue's oldest. So while a worker is busy with a chain of tasks that
+ * resubmit themselves, an outside submit waits for at most PP_FAIR_EVERY
+ * of that worker's picks (every busy worker looks), and the oldest task in
+ * its own queue for at most PP_FAIR_EVERY, unless an idle worker takes it
+ * first.
+ */
+#define PP_FAIR_EVERY 61
+
+/**
  * Queue fn(arg), optionally as a member of group.
  * On a full bounded queue this waits for room, or fails with PP_EFULL under
  * PP_NOWAIT; a pool's own workers are never made to wait (their submits go

@@ -1,0 +1,257 @@
+/*
+ * Tasks inside tasks: a task that waits for the children it submitted
+ * (fork-join), fan-out during a drain, and the fairness bound between a
+ * worker's own newest tasks and older or outside ones (issue 10's items
+ * 17, 19 and 18, named in the titles). Each fails on the code before.
+ */
+#include "testutil.h"
+
+#include <apr_time.h>
+
+#include <string.h>
+
+/* A fork-join node: depth 0 is a leaf; any other submits fanout children
+ * one level down in a group of its own and waits for them. */
+typedef struct fork_join {
+    pp_pool_t *pool;
+    apr_uint32_t depth, fanout;
+    volatile apr_uint32_t *leaves;
+} fork_join;
+
+static apr_status_t fork_join_task(void *arg, pp_task_ctx_t *ctx)
+{
+    const fork_join *f = arg;
+    fork_join kids[4];
+    apr_pool_t *p;
+    pp_group_t *g;
+    apr_uint32_t i;
+    apr_status_t rv, waited;
+
+    (void)ctx;
+    if (f->depth == 0) {
+        apr_atomic_inc32(f->leaves);
+        return APR_SUCCESS;
+    }
+    /* Its own APR pool: the nodes of a level run on several threads. */
+    rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL);
+    if (rv != APR_SUCCESS)
+        return rv;
+    rv = pp_group_create(&g, p);
+    for (i = 0; i < f->fanout && rv == APR_SUCCESS; i++) {
+        kids[i] = *f;
+        kids[i].depth--;
+        rv = pp_submit_ex(f->pool, fork_join_task, &kids[i], g, 0);
+    }
+    waited = rv == APR_SUCCESS || i > 1 ? pp_group_wait(g, -1) : APR_SUCCESS;
+    if (rv == APR_SUCCESS)
+        rv = waited == APR_SUCCESS ? pp_group_status(g) : waited;
+    apr_pool_destroy(p);
+    return rv;
+}
+
+/* The whole tree on `threads` workers: every leaf reached, in time. */
+static void fork_join_tree(apr_uint32_t threads, apr_uint32_t depth, apr_uint32_t fanout)
+{
+    volatile apr_uint32_t leaves = 0;
+    apr_uint32_t want = 1, i;
+    fork_join root;
+    apr_pool_t *p;
+    pp_group_t *g;
+
+    for (i = 0; i < depth; i++)
+        want *= fanout;
+    apr_pool_create(&p, t_root);
+    root.pool = t_pool(p, threads, 0);
+    root.depth = depth;
+    root.fanout = fanout;
+    root.leaves = &leaves;
+    T_OK_FATAL(pp_group_create(&g, p));
+    T_OK_FATAL(pp_submit_ex(root.pool, fork_join_task, &root, g, 0));
+    /* Before the fix a chain deeper than the workers never finished: the
+     * wait fails the test, then the watchdog ends the run. */
+    CU_ASSERT_EQUAL_FATAL(pp_group_wait(g, apr_time_from_sec(60)), APR_SUCCESS);
+    T_OK(pp_group_status(g));
+    CU_ASSERT_EQUAL(leaves, want);
+    T_OK(pp_pool_shutdown(root.pool, PP_DRAIN, -1));
+    t_assert_accounted(root.pool);
+    apr_pool_destroy(p);
+}
+
+static void test_fork_join_chain_on_one_worker(void)
+{
+    fork_join_tree(1, 20, 1);
+}
+
+static void test_fork_join_trees(void)
+{
+    fork_join_tree(1, 10, 2);
+    fork_join_tree(2, 7, 3);
+    fork_join_tree(3, 5, 4);
+}
+
+/* A parent that, once let go, fans out while its pool drains: children
+ * one by one and as a batch, in a group it waits for. */
+typedef struct fan_out {
+    pp_pool_t *pool;
+    t_gate gate;
+    volatile apr_uint32_t ran, refused;
+} fan_out;
+
+static apr_status_t fan_child(void *arg, pp_task_ctx_t *ctx)
+{
+    fan_out *f = arg;
+
+    (void)ctx;
+    apr_atomic_inc32(&f->ran);
+    return APR_SUCCESS;
+}
+
+static apr_status_t fan_parent(void *arg, pp_task_ctx_t *ctx)
+{
+    fan_out *f = arg;
+    pp_task_fn fns[10];
+    void *args[10];
+    apr_pool_t *p;
+    pp_group_t *g;
+    apr_status_t rv;
+    int i;
+
+    t_hold_task(&f->gate, ctx);
+    if (apr_pool_create_unmanaged_ex(&p, NULL, NULL) != APR_SUCCESS)
+        return APR_ENOMEM;
+    rv = pp_group_create(&g, p);
+    for (i = 0; i < 300 && rv == APR_SUCCESS; i++)    /* past a deque's 256 */
+        if (pp_submit_ex(f->pool, fan_child, f, g, 0) != APR_SUCCESS)
+            apr_atomic_inc32(&f->refused);
+    for (i = 0; i < 10; i++) {
+        fns[i] = fan_child;
+        args[i] = f;
+    }
+    if (rv == APR_SUCCESS && pp_submit_batch(f->pool, fns, args, 10, g) != APR_SUCCESS)
+        apr_atomic_inc32(&f->refused);
+    if (rv == APR_SUCCESS)
+        rv = pp_group_wait(g, -1);
+    apr_pool_destroy(p);
+    return rv;
+}
+
+static void drain_pool(void *pool)
+{
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+}
+
+static apr_status_t noop(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    (void)ctx;
+    return APR_SUCCESS;
+}
+
+static void test_drain_accepts_fan_out(void)
+{
+    apr_pool_t *p;
+    t_thread *drainer;
+    fan_out f;
+    int n = 0;
+
+    memset(&f, 0, sizeof(f));
+    apr_pool_create(&p, t_root);
+    f.pool = t_pool(p, 2, 4);    /* bounded: the batch goes past it too */
+    T_OK_FATAL(pp_submit(f.pool, fan_parent, &f));
+    t_gate_wait_arrived(&f.gate, 1);
+    drainer = t_spawn(drain_pool, f.pool);
+    /* The drain has begun once an outside submit is refused. */
+    while (pp_submit_ex(f.pool, noop, NULL, NULL, PP_NOWAIT) != PP_ESHUTDOWN && n++ < 10000)
+        apr_sleep(1000);
+    CU_ASSERT_EQUAL(pp_submit(f.pool, noop, NULL), PP_ESHUTDOWN);
+    t_gate_open(&f.gate);
+    t_join(drainer);
+    CU_ASSERT_EQUAL(f.refused, 0);
+    CU_ASSERT_EQUAL(f.ran, 310);
+    t_assert_accounted(f.pool);
+    apr_pool_destroy(p);
+}
+
+/* On one worker: a root task queues a sibling, then a chain that queues
+ * itself again `steps` times. At step HOLD the chain waits until the test
+ * has submitted a task from outside. */
+#define HOLD 1000u
+
+typedef struct chain {
+    pp_pool_t *pool;
+    apr_uint32_t steps;
+    volatile apr_uint32_t step, outside_in, sibling_at, outside_at;
+} chain;
+
+static apr_status_t chain_task(void *arg, pp_task_ctx_t *ctx)
+{
+    chain *c = arg;
+    apr_uint32_t step = apr_atomic_inc32(&c->step) + 1;
+
+    (void)ctx;
+    while (step == HOLD && !apr_atomic_read32(&c->outside_in))
+        apr_sleep(100);
+    return step < c->steps ? pp_submit(c->pool, chain_task, c) : APR_SUCCESS;
+}
+
+static apr_status_t sibling_task(void *arg, pp_task_ctx_t *ctx)
+{
+    chain *c = arg;
+
+    (void)ctx;
+    c->sibling_at = apr_atomic_read32(&c->step);
+    return APR_SUCCESS;
+}
+
+static apr_status_t outside_task(void *arg, pp_task_ctx_t *ctx)
+{
+    chain *c = arg;
+
+    (void)ctx;
+    c->outside_at = apr_atomic_read32(&c->step);
+    return APR_SUCCESS;
+}
+
+static apr_status_t chain_root(void *arg, pp_task_ctx_t *ctx)
+{
+    chain *c = arg;
+    apr_status_t rv;
+
+    (void)ctx;
+    rv = pp_submit(c->pool, sibling_task, c);
+    return rv == APR_SUCCESS ? pp_submit(c->pool, chain_task, c) : rv;
+}
+
+static void test_fairness_bound(void)
+{
+    apr_pool_t *p;
+    chain c;
+    int n = 0;
+
+    memset(&c, 0, sizeof(c));
+    c.steps = 20000;
+    apr_pool_create(&p, t_root);
+    c.pool = t_pool(p, 1, 0);
+    T_OK_FATAL(pp_submit(c.pool, chain_root, &c));
+    while (apr_atomic_read32(&c.step) < HOLD && n++ < 30000)
+        apr_sleep(1000);
+    CU_ASSERT_EQUAL_FATAL(apr_atomic_read32(&c.step), HOLD);
+    T_OK(pp_submit(c.pool, outside_task, &c));
+    apr_atomic_set32(&c.outside_in, 1);
+    T_OK(pp_pool_shutdown(c.pool, PP_DRAIN, -1));
+    CU_ASSERT_EQUAL(c.step, c.steps);
+    /* Before the fix both waited for the whole chain (20,000 steps). */
+    CU_ASSERT(c.sibling_at <= PP_FAIR_EVERY);
+    CU_ASSERT(c.outside_at > HOLD && c.outside_at <= HOLD + PP_FAIR_EVERY);
+    apr_pool_destroy(p);
+}
+
+void t_register_nested(void)
+{
+    CU_pSuite s = CU_add_suite("nested", NULL, NULL);
+
+    CU_add_test(s, "17: fork-join of depth 20 on one worker", test_fork_join_chain_on_one_worker);
+    CU_add_test(s, "17: fork-join trees on fewer workers than levels", test_fork_join_trees);
+    CU_add_test(s, "19: a drain accepts its running tasks' fan-out", test_drain_accepts_fan_out);
+    CU_add_test(s, "18: older and outside tasks within PP_FAIR_EVERY picks", test_fairness_bound);
+}
