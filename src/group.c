@@ -11,6 +11,7 @@
  */
 #include "pool_private.h"
 #include "fault.h"
+#include "fork.h"
 #include "sync.h"
 
 #include <stdatomic.h>
@@ -30,6 +31,7 @@ struct pp_group_t {
     int                 orphaned;  /* its APR pool went from one of its own
                                     * tasks: the last task out frees it */
     apr_status_t        status;
+    apr_uint32_t        gen;       /* the fork generation it lives in (fork.h) */
     /* Written under lock, read lock-free by pp_task_cancelled(), which only
      * needs to see it eventually: relaxed. */
     _Atomic apr_uint32_t cancelled;
@@ -40,9 +42,21 @@ struct pp_group_t {
  * tasks, the request pool freed by the request's last task: the group is
  * then freed when its last task has left it. From anywhere else the
  * cleanup waits for the group's tasks and frees it at once. */
+/* In a child of a fork the group is dead (fork.h): its tasks ran in the
+ * parent, and its lock may be held by a thread that is not here. */
+static int forked(const pp_group_t *g)
+{
+    return g->gen != pp__fork_generation();
+}
+
 static apr_status_t group_cleanup(void *data)
 {
     pp_group_t *g = data;
+
+    if (forked(g)) {
+        apr_pool_destroy(g->own);
+        return APR_SUCCESS;
+    }
 
     if (pp__current_group() == g) {
         pp__mutex_lock(g->lock);
@@ -78,6 +92,7 @@ apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p)
         return rv;
     }
     g->own = own;
+    g->gen = pp__fork_watch();
     apr_pool_cleanup_register(p, g, group_cleanup, apr_pool_cleanup_null);
     *group = g;
     return APR_SUCCESS;
@@ -86,6 +101,9 @@ apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p)
 apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool, apr_uint32_t n)
 {
     apr_status_t rv = APR_SUCCESS;
+
+    if (forked(g))
+        return PP_ESHUTDOWN;
 
     pp__mutex_lock(g->lock);
     if (g->pending == 0) {
@@ -144,6 +162,8 @@ apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout)
         return APR_EINVAL;
     if (pp__current_group() == group)
         return APR_EINVAL;
+    if (forked(group))
+        return PP_ESHUTDOWN;
     deadline = pp__deadline(timeout);
     pp__mutex_lock(group->lock);
     while (group->pending > 0 && rv == APR_SUCCESS) {
@@ -189,6 +209,8 @@ apr_status_t pp_group_cancel(pp_group_t *group)
 
     if (!group)
         return APR_EINVAL;
+    if (forked(group))
+        return PP_ESHUTDOWN;
     pp__mutex_lock(group->lock);
     if (group->pending > 0) {
         pool = group->pool;
@@ -210,6 +232,8 @@ apr_status_t pp_group_status(const pp_group_t *group)
 
     if (!group)
         return APR_EINVAL;
+    if (forked(group))
+        return PP_ESHUTDOWN;
     pp__mutex_lock(group->lock);
     rv = group->status;
     pp__mutex_unlock(group->lock);

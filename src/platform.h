@@ -1,6 +1,6 @@
 /*
  * What the pool needs from the OS beyond APR and the parker: naming the
- * calling thread and counting CPUs. platform_posix.c implements it for
+ * calling thread, counting CPUs and hearing of forks. platform_posix.c implements it for
  * Unix; a Windows port adds win32/platform_win32.c. The core includes no
  * OS header and has no #ifdef of its own.
  */
@@ -21,6 +21,11 @@ const char *pp__dso_suffix(void);
 /** Whether the OS takes file names that differ only in case for one
  *  (Windows: "GOOD.DLL" is a module as much as "good.dll"). */
 int pp__names_ignore_case(void);
+
+/** Have pp__fork_child() (fork.h) called in the child of every later
+ *  fork(); the first call registers it, later ones cost a pthread_once.
+ *  A no-op where processes do not fork (Windows). */
+void pp__watch_forks(void);
 
 /** Online CPUs, at least 1. */
 apr_uint32_t pp__cpu_count(void);

@@ -1,6 +1,7 @@
 /* POSIX side of platform.h. */
 #include "config.h"
 #include "platform.h"
+#include "fork.h"
 
 #include <pthread.h>
 #include <unistd.h>
@@ -49,4 +50,16 @@ int pp__names_ignore_case(void)
     /* Even where a file system ignores case (macOS by default), "x.SO"
      * is nobody's plugin: libtool writes the suffix in lower case. */
     return 0;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void install_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, pp__fork_child);
+}
+
+void pp__watch_forks(void)
+{
+    pthread_once(&fork_once, install_fork_handler);
 }

@@ -63,6 +63,7 @@
 #include "deque.h"
 #include "debug.h"
 #include "fault.h"
+#include "fork.h"
 #include "atomic.h"
 #include "park.h"
 #include "platform.h"
@@ -86,12 +87,13 @@ enum { JOIN_NONE, JOIN_BUSY, JOIN_DONE };
 #define GLOBAL_BATCH 32u
 
 /* Fairness: of every FAIR_EVERY tasks a worker picks between searches,
- * one is the global queue's oldest and one its own deque's oldest, not
- * the newest of its deque (LIFO alone lets a task that resubmits itself
+ * one is the global queue's oldest and one may be its own deque's oldest
+ * (pick_oldest), not the newest of its deque (LIFO alone lets a task that resubmits itself
  * starve its older siblings and outside submits for as long as it goes
  * on). Go's scheduler looks at its global queue every 61st tick for the
  * same reason; parkpool.h states the bound. */
 #define FAIR_EVERY PP_FAIR_EVERY
+#define FAIR_AGE PP_FAIR_AGE
 
 /* How deep tasks may nest in one worker's stack by helping while they
  * wait for a group (pp_group_wait): each level is a task frame and a wait;
@@ -111,6 +113,8 @@ typedef struct pp__worker_t {
     apr_uint32_t    victim;     /* where its next steal starts looking */
     apr_uint32_t    fair;       /* tasks picked until the next fair pick */
     apr_uint32_t    depth;      /* tasks running nested in this thread */
+    pp__dq_index_t  fair_top;   /* its deque's top when last looked at */
+    apr_time_t      fair_since; /* since when that top was there; 0: unknown */
     /* This worker's only, so a plain release store adds (atomic.h); they
      * sit on its own cache lines and pp_pool_stats() sums them. */
     pp__counter_t submitted, started, completed, failed, parks;
@@ -138,6 +142,7 @@ struct pp_pool_t {
                                      * so they go by cfg.threads instead
                                      * (every deque is ready before them). */
     apr_uint32_t         min_spin;  /* the adaptive search budget's floor */
+    apr_uint32_t         gen;       /* the fork generation it lives in (fork.h) */
 
     pp__mutex_t         *lock;      /* the queue lock: guards what follows */
     pp__queue_t          queue;
@@ -195,6 +200,12 @@ static apr_uint32_t load_state(pp_pool_t *pool)
 static void set_state_locked(pp_pool_t *pool, apr_uint32_t state)
 {
     atomic_store_explicit(&pool->state, state, memory_order_relaxed);
+}
+
+/* Is this a child of a fork, where the pool's workers do not exist? */
+static int forked(const pp_pool_t *pool)
+{
+    return pool->gen != pp__fork_generation();
 }
 
 /* Is the calling thread one of pool's workers? */
@@ -443,17 +454,41 @@ static int steal(pp__worker_t *w, pp__entry_t *e)
     return 0;
 }
 
-/* Twice in every FAIR_EVERY picks, the oldest task rather than the
- * newest: the global queue's first, then, half a round later, the own
- * deque's first (each in its own turn, so that neither waits behind a
- * queue that never empties). */
+/* Has the oldest entry of w's deque waited too long (FAIR_AGE) in that
+ * place? Checked at a fair pick only, so the clock is read once in
+ * FAIR_EVERY picks. */
+static int oldest_overdue(pp__worker_t *w)
+{
+    pp__dq_index_t top = atomic_load_explicit(&w->deque->top, memory_order_relaxed);
+    apr_time_t now;
+
+    if (pp__deque_len(w->deque) == 0) {
+        w->fair_since = 0;
+        return 0;
+    }
+    now = pp__clock_mono();
+    if (top != w->fair_top || w->fair_since == 0) {
+        w->fair_top = top;
+        w->fair_since = now;
+        return 0;
+    }
+    return now - w->fair_since >= FAIR_AGE;
+}
+
+/* Twice in every FAIR_EVERY picks, an older task rather than the newest:
+ * the global queue's oldest, and, half a round later, its own deque's
+ * oldest if that has waited FAIR_AGE. Not its own
+ * oldest every time: that starts a new depth-first frontier in the deque
+ * each time, and a fan-out tree then fills the deque with half-finished
+ * levels until it spills into the global queue (bench W6 ran at half
+ * speed). A deque's oldest entry is usually stolen long before it ages. */
 static int pick_oldest(pp__worker_t *w, pp__entry_t *e)
 {
     if (--w->fair == FAIR_EVERY / 2)
-        return pp__deque_steal(w->deque, e) > 0 || take_global(w, e);
+        return oldest_overdue(w) && pp__deque_steal(w->deque, e) > 0;
     if (w->fair == 0) {
         w->fair = FAIR_EVERY;
-        return take_global(w, e) || pp__deque_steal(w->deque, e) > 0;
+        return take_global(w, e);
     }
     return 0;
 }
@@ -795,6 +830,8 @@ apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
 
     if (!pool || !task || !task->fn || (flags & ~PP_NOWAIT))
         return APR_EINVAL;
+    if (forked(pool))
+        return PP_ESHUTDOWN;
     e.fn = task->fn;
     e.arg = task->arg;
     e.release = task->release;
@@ -840,6 +877,8 @@ apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const
     for (i = 0; i < n; i++)
         if (!fns[i])
             return APR_EINVAL;
+    if (forked(pool))
+        return PP_ESHUTDOWN;
     if (n == 0)
         return APR_SUCCESS;
     if (cap && !own_worker(pool) && n > cap)
@@ -1004,6 +1043,8 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
 
     if (!pool || (how != PP_DRAIN && how != PP_CANCEL))
         return APR_EINVAL;
+    if (forked(pool))
+        return APR_SUCCESS;    /* no worker here to wait for */
     memset(&dropped, 0, sizeof(dropped));
 
     pp__mutex_lock(pool->lock);
@@ -1157,6 +1198,14 @@ static void pool_free(pp_pool_t *pool)
  * freeing to the last worker or caller out. */
 static void pool_close(pp_pool_t *pool)
 {
+    if (forked(pool)) {
+        /* Its lock may be held by a thread that is not here, and its
+         * queued tasks are the parent's to run: touch neither, free the
+         * memory (sync.h leaves the abandoned locks alone). */
+        pp__queue_destroy(&pool->queue);
+        apr_pool_destroy(pool->p);
+        return;
+    }
     if (own_worker(pool)) {
         pp__mutex_lock(pool->lock);
         pool->orphaned = 1;
@@ -1267,6 +1316,7 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
         return APR_ENOMEM;
     }
     pool->p = p;
+    pool->gen = pp__fork_watch();
     pool->parent = parent;
     if (cfg)
         pool->cfg = *cfg;

@@ -18,6 +18,7 @@
  * and with each other.
  */
 #include "registry_private.h"
+#include "fork.h"
 
 #include <apr_allocator.h>
 #include <apr_lib.h>
@@ -29,23 +30,35 @@
 /* The registry whose task the calling thread runs (innermost), or NULL. */
 static _Thread_local const pp_registry_t *running_in;
 
+/* Made before a fork, in this child of it (fork.h)? Then it is dead
+ * here: its locks and its task pools' allocator may be held by threads
+ * that are not here. */
+static int reg_forked(const pp_registry_t *reg)
+{
+    return reg->gen != pp__fork_generation();
+}
+
 static apr_status_t registry_cleanup(void *data)
 {
     pp_registry_t *reg = data;
 
-    apr_thread_mutex_lock(reg->lock);
+    if (reg_forked(reg)) {    /* what it counts in flight ran in the parent */
+        apr_pool_destroy(reg->p);
+        return APR_SUCCESS;
+    }
+    pp__mutex_lock(reg->lock);
     if (running_in == reg) {
         /* inflight counts the caller, so it is not zero yet. */
         reg->orphaned = 1;
-        apr_thread_mutex_unlock(reg->lock);
+        pp__mutex_unlock(reg->lock);
         return APR_SUCCESS;
     }
     while (reg->inflight > 0) {
         reg->nwaiting++;
-        apr_thread_cond_wait(reg->drained, reg->lock);
+        pp__cond_wait(reg->drained, reg->lock);
         reg->nwaiting--;
     }
-    apr_thread_mutex_unlock(reg->lock);
+    pp__mutex_unlock(reg->lock);
     apr_pool_destroy(reg->p);
     return APR_SUCCESS;
 }
@@ -70,9 +83,10 @@ apr_status_t pp_registry_create(pp_registry_t **out, apr_pool_t *caller)
         return APR_ENOMEM;
     }
     reg->p = p;
-    rv = apr_thread_mutex_create(&reg->lock, APR_THREAD_MUTEX_DEFAULT, p);
+    reg->gen = pp__fork_watch();
+    rv = pp__mutex_create(&reg->lock, p);
     if (rv == APR_SUCCESS)
-        rv = apr_thread_cond_create(&reg->drained, p);
+        rv = pp__cond_create(&reg->drained, p);
     if (rv == APR_SUCCESS)
         rv = apr_thread_rwlock_create(&reg->names, p);
     /* Task pools are created by submitters and destroyed by workers: their
@@ -342,9 +356,9 @@ const pp_task_type_t *pp_registry_suggest(const pp_registry_t *reg, const char *
 
 static void reg_enter(pp_registry_t *reg)
 {
-    apr_thread_mutex_lock(reg->lock);
+    pp__mutex_lock(reg->lock);
     reg->inflight++;
-    apr_thread_mutex_unlock(reg->lock);
+    pp__mutex_unlock(reg->lock);
 }
 
 /* Under the lock, like a group's leave: the registry may be freed the
@@ -353,11 +367,11 @@ static void reg_leave(pp_registry_t *reg)
 {
     int free_it;
 
-    apr_thread_mutex_lock(reg->lock);
+    pp__mutex_lock(reg->lock);
     if (--reg->inflight == 0 && reg->nwaiting)
-        apr_thread_cond_broadcast(reg->drained);
+        pp__cond_broadcast(reg->drained);
     free_it = reg->inflight == 0 && reg->orphaned;
-    apr_thread_mutex_unlock(reg->lock);
+    pp__mutex_unlock(reg->lock);
     if (free_it)
         apr_pool_destroy(reg->p);    /* the plugins' code has returned */
 }
@@ -428,6 +442,8 @@ apr_status_t pp_submit_typed(pp_pool_t *pool, const pp_task_type_t *type, void *
 
     if (!pool || !type || !type->run)
         return APR_EINVAL;
+    if (rec && reg_forked(rec->reg))
+        return PP_ESHUTDOWN;
     if (!rec) {
         /* Not from a registry: nothing to keep loaded, no wrapper needed. */
         task.fn = type->run;
@@ -455,6 +471,8 @@ apr_status_t pp_submit_named(pp_pool_t *pool, const pp_registry_t *reg,
 
     if (!pool || !reg || !name)
         return APR_EINVAL;
+    if (reg_forked(reg))
+        return PP_ESHUTDOWN;
     rec = pp__registry_lookup(reg, name);
     if (!rec)
         return PP_ENOTYPE;

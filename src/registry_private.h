@@ -3,11 +3,11 @@
 #define PP_REGISTRY_PRIVATE_H
 
 #include "parkpool/plugin.h"
+#include "sync.h"
 
 #include <apr_dso.h>
 #include <apr_hash.h>
 #include <apr_tables.h>
-#include <apr_thread_cond.h>
 #include <apr_thread_mutex.h>
 #include <apr_thread_rwlock.h>
 
@@ -45,8 +45,9 @@ struct pp_registry_t {
     apr_status_t         load_status;
     char                 load_detail[256];
 
-    apr_thread_mutex_t  *lock;       /* guards inflight's zero crossing */
-    apr_thread_cond_t   *drained;
+    pp__mutex_t         *lock;       /* guards inflight's zero crossing */
+    pp__cond_t          *drained;
+    apr_uint32_t         gen;        /* the fork generation it lives in (fork.h) */
     apr_uint32_t         inflight;   /* tasks queued or running */
     apr_uint32_t         nwaiting;
     int                  orphaned;   /* closed from one of its own tasks: the

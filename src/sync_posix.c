@@ -2,17 +2,23 @@
  * CLOCK_MONOTONIC where the C library lets us choose their clock. */
 #include "config.h"
 #include "sync.h"
+#include "fork.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <time.h>
 
+/* gen: the fork generation that made it (fork.h). In a later one it is
+ * abandoned, not destroyed: a thread that is not there may hold it, or
+ * wait on it, and glibc's pthread_cond_destroy waits for its waiters. */
 struct pp__mutex_t {
     pthread_mutex_t m;
+    apr_uint32_t gen;
 };
 
 struct pp__cond_t {
     pthread_cond_t c;
+    apr_uint32_t gen;
 };
 
 #if defined(HAVE_PTHREAD_CONDATTR_SETCLOCK) && defined(CLOCK_MONOTONIC)
@@ -27,13 +33,19 @@ struct pp__cond_t {
 
 static apr_status_t mutex_cleanup(void *data)
 {
-    pthread_mutex_destroy(&((pp__mutex_t *)data)->m);
+    pp__mutex_t *m = data;
+
+    if (m->gen == pp__fork_generation())
+        pthread_mutex_destroy(&m->m);
     return APR_SUCCESS;
 }
 
 static apr_status_t cond_cleanup(void *data)
 {
-    pthread_cond_destroy(&((pp__cond_t *)data)->c);
+    pp__cond_t *c = data;
+
+    if (c->gen == pp__fork_generation())
+        pthread_cond_destroy(&c->c);
     return APR_SUCCESS;
 }
 
@@ -47,6 +59,7 @@ apr_status_t pp__mutex_create(pp__mutex_t **out, apr_pool_t *p)
     rc = pthread_mutex_init(&m->m, NULL);
     if (rc != 0)
         return rc;
+    m->gen = pp__fork_watch();
     apr_pool_cleanup_register(p, m, mutex_cleanup, apr_pool_cleanup_null);
     *out = m;
     return APR_SUCCESS;
@@ -81,6 +94,7 @@ apr_status_t pp__cond_create(pp__cond_t **out, apr_pool_t *p)
     pthread_condattr_destroy(&attr);
     if (rc != 0)
         return rc;
+    c->gen = pp__fork_watch();
     apr_pool_cleanup_register(p, c, cond_cleanup, apr_pool_cleanup_null);
     *out = c;
     return APR_SUCCESS;

@@ -792,6 +792,78 @@ static void test_running_never_exceeds_the_workers(void)
     apr_pool_destroy(p);
 }
 
+/* Item 6: a fork copies a pool whose workers then do not exist. In the
+ * child, with one typed task of the parent's running and one queued (in a
+ * group) at the fork: submits fail with PP_ESHUTDOWN, waits return, the
+ * destroy and apr_terminate() (the child's exit: the group's and the
+ * registry's cleanups) do not hang, and a new pool works. Each failed
+ * check sets a bit of the child's exit status. */
+typedef struct forked {
+    pp_pool_t *pool;
+    pp_group_t *group;
+    pp_registry_t *reg;
+    const pp_task_type_t *hold;
+    apr_pool_t *p;
+    held h;
+    volatile apr_uint32_t ran;
+} forked;
+
+static const pp_task_type_t fork_hold_type = {
+    "edge.fork_hold", "holds its worker until the test opens its gate",
+    NULL, held_run, NULL, NULL
+};
+
+static int in_fork_child(void *arg)
+{
+    forked *f = arg;
+    apr_pool_t *p;
+    pp_pool_t *fresh;
+    volatile apr_uint32_t ran = 0;
+    int bad = 0;
+
+    bad |= (pp_submit(f->pool, t_count_task, (void *)&f->ran) != PP_ESHUTDOWN) << 0;
+    bad |= (pp_submit_ex(f->pool, t_count_task, (void *)&f->ran, f->group, 0) != PP_ESHUTDOWN) << 1;
+    bad |= (pp_group_wait(f->group, -1) != PP_ESHUTDOWN) << 2;
+    bad |= (pp_pool_shutdown(f->pool, PP_DRAIN, -1) != APR_SUCCESS) << 3;
+    bad |= (pp_submit_typed(f->pool, f->hold, &f->h, NULL) != PP_ESHUTDOWN) << 7;
+    pp_pool_destroy(f->pool);
+    if (apr_pool_create(&p, NULL) == APR_SUCCESS && pp_pool_create(&fresh, NULL, p) == APR_SUCCESS) {
+        bad |= (pp_submit(fresh, t_count_task, (void *)&ran) != APR_SUCCESS) << 4;
+        pp_pool_destroy(fresh);
+        bad |= (ran != 1) << 5;
+    }
+    else {
+        bad |= 1 << 6;
+    }
+    apr_terminate();    /* the group's APR pool goes here, as at exit */
+    return bad;
+}
+
+static void test_fork_child(void)
+{
+    forked f;
+    int rv;
+
+    memset(&f, 0, sizeof(f));
+    apr_pool_create(&f.p, t_root);
+    f.pool = t_pool(f.p, 1, 0);
+    T_OK_FATAL(pp_group_create(&f.group, f.p));
+    T_OK_FATAL(pp_registry_create(&f.reg, f.p));
+    T_OK_FATAL(pp_registry_add(f.reg, &fork_hold_type));
+    f.hold = pp_registry_find(f.reg, "edge.fork_hold");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f.hold);
+    T_OK(pp_submit_typed(f.pool, f.hold, &f.h, f.group));
+    T_OK(pp_submit_ex(f.pool, t_count_task, (void *)&f.ran, f.group, 0));
+    t_gate_wait_arrived(&f.h.gate, 1);
+    rv = t_os_fork_run(in_fork_child, &f, 30);
+    if (rv != -1)
+        CU_ASSERT_EQUAL(rv, 0);
+    t_gate_open(&f.h.gate);
+    T_OK(pp_group_wait(f.group, apr_time_from_sec(30)));
+    CU_ASSERT_EQUAL(f.ran, 1);
+    apr_pool_destroy(f.p);
+}
+
 void t_register_edges(void)
 {
     CU_pSuite s = CU_add_suite("edges", NULL, NULL);
@@ -805,6 +877,7 @@ void t_register_edges(void)
     CU_add_test(s, "5: pp_pool_destroy from one of its own tasks", test_destroy_from_own_task);
     CU_add_test(s, "5: the parent pool destroyed from a task", test_parent_destroyed_from_own_task);
     CU_add_test(s, "4: a task frees its group's APR pool", test_task_frees_its_groups_pool);
+    CU_add_test(s, "6: a forked child's pools refuse work and free", test_fork_child);
     CU_add_test(s, "9: a copied task type keeps its registry", test_copied_type_keeps_its_registry);
     CU_add_test(s, "12: a registry destroyed from its own task", test_registry_destroyed_from_own_task);
     CU_add_test(s, "15: registry lookups while types are added", test_registry_add_while_finding);

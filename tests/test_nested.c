@@ -173,9 +173,14 @@ static void test_drain_accepts_fan_out(void)
 }
 
 /* On one worker: a root task queues a sibling, then a chain that queues
- * itself again `steps` times. At step HOLD the chain waits until the test
- * has submitted a task from outside. */
-#define HOLD 1000u
+ * itself again `steps` times, each step busy for STEP_US. At step HOLD the
+ * chain waits until the test has submitted a task from outside. */
+#define HOLD 200u
+#define STEP_US 20
+
+/* Steps the sibling may wait: PP_FAIR_AGE's worth, a round of picks to
+ * notice it is the oldest, and one to take it. */
+#define SIBLING_BOUND (PP_FAIR_AGE / STEP_US + 2 * PP_FAIR_EVERY)
 
 typedef struct chain {
     pp_pool_t *pool;
@@ -187,8 +192,11 @@ static apr_status_t chain_task(void *arg, pp_task_ctx_t *ctx)
 {
     chain *c = arg;
     apr_uint32_t step = apr_atomic_inc32(&c->step) + 1;
+    apr_time_t until = apr_time_now() + STEP_US;
 
     (void)ctx;
+    while (apr_time_now() < until)
+        ;
     while (step == HOLD && !apr_atomic_read32(&c->outside_in))
         apr_sleep(100);
     return step < c->steps ? pp_submit(c->pool, chain_task, c) : APR_SUCCESS;
@@ -229,7 +237,7 @@ static void test_fairness_bound(void)
     int n = 0;
 
     memset(&c, 0, sizeof(c));
-    c.steps = 20000;
+    c.steps = 4 * SIBLING_BOUND;
     apr_pool_create(&p, t_root);
     c.pool = t_pool(p, 1, 0);
     T_OK_FATAL(pp_submit(c.pool, chain_root, &c));
@@ -240,8 +248,8 @@ static void test_fairness_bound(void)
     apr_atomic_set32(&c.outside_in, 1);
     T_OK(pp_pool_shutdown(c.pool, PP_DRAIN, -1));
     CU_ASSERT_EQUAL(c.step, c.steps);
-    /* Before the fix both waited for the whole chain (20,000 steps). */
-    CU_ASSERT(c.sibling_at <= PP_FAIR_EVERY);
+    /* Before the fix both waited for the whole chain. */
+    CU_ASSERT(c.sibling_at <= SIBLING_BOUND);
     CU_ASSERT(c.outside_at > HOLD && c.outside_at <= HOLD + PP_FAIR_EVERY);
     apr_pool_destroy(p);
 }
@@ -253,5 +261,5 @@ void t_register_nested(void)
     CU_add_test(s, "17: fork-join of depth 20 on one worker", test_fork_join_chain_on_one_worker);
     CU_add_test(s, "17: fork-join trees on fewer workers than levels", test_fork_join_trees);
     CU_add_test(s, "19: a drain accepts its running tasks' fan-out", test_drain_accepts_fan_out);
-    CU_add_test(s, "18: older and outside tasks within PP_FAIR_EVERY picks", test_fairness_bound);
+    CU_add_test(s, "18: older and outside tasks within the fairness bounds", test_fairness_bound);
 }

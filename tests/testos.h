@@ -63,6 +63,11 @@ typedef struct t_os_shell {
 } t_os_shell;
 const t_os_shell *t_os_shell_commands(void);
 
+/* Run fn(arg) in a child of fork() and return what it returns (its exit
+ * status), 128 + N if signal N ended it, or -1 where there is no fork. The
+ * child is killed (SIGALRM) after `seconds`: a hang fails, not blocks. */
+int t_os_fork_run(int (*fn)(void *), void *arg, unsigned seconds);
+
 /* Descriptors of this process that a child would inherit (not close-on-exec),
  * or -1 where the OS has no such thing to count. */
 int t_os_inheritable_fds(void);

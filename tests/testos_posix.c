@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 void t_os_watchdog(unsigned seconds)
@@ -136,4 +137,20 @@ int t_os_inheritable_fds(void)
         n += flags >= 0 && !(flags & FD_CLOEXEC);
     }
     return n;
+}
+
+int t_os_fork_run(int (*fn)(void *), void *arg, unsigned seconds)
+{
+    pid_t pid = fork();
+    int status;
+
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        alarm(seconds);
+        _exit(fn(arg));
+    }
+    if (waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

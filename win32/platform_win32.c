@@ -54,3 +54,8 @@ int pp__names_ignore_case(void)
 {
     return 1;
 }
+
+void pp__watch_forks(void)
+{
+    /* no fork() */
+}

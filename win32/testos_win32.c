@@ -160,3 +160,11 @@ int t_os_inheritable_fds(void)
 {
     return -1;    /* handles are inherited one by one, by CreateProcess's list */
 }
+
+int t_os_fork_run(int (*fn)(void *), void *arg, unsigned seconds)
+{
+    (void)fn;
+    (void)arg;
+    (void)seconds;
+    return -1;    /* no fork() */
+}

@@ -108,6 +108,17 @@ typedef struct pp_task_t {
 /** Fill cfg with defaults: online CPUs, "pp-worker", 2 MiB stacks, unbounded. */
 void pp_config_init(pp_config_t *cfg);
 
+/*
+ * fork(): a child gets a copy of the pools, groups and registries made
+ * before the fork but none of their threads, so there they are dead:
+ * submits fail with PP_ESHUTDOWN, as do pp_group_wait(), pp_group_cancel()
+ * and pp_group_status(); pp_pool_shutdown() returns APR_SUCCESS at once
+ * (no worker to wait for); destroying them, or their APR pools (as
+ * apr_terminate() does at exit), frees their memory without waiting. Their
+ * queued tasks are neither run nor released in the child: they are the
+ * parent's. Objects made in the child work as usual. (POSIX only.)
+ */
+
 /**
  * Start a pool. Destroying parent shuts the pool down (drain, no time
  * limit), joins its workers and frees it; the pool's memory is its own,
@@ -133,16 +144,20 @@ void pp_pool_destroy(pp_pool_t *pool);
 apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
 
 /**
- * The fairness bound. A worker runs the tasks that its own tasks submit
- * newest first (depth-first, on a warm cache), but of every PP_FAIR_EVERY
- * tasks it picks, one is the shared queue's oldest and one its own
- * queue's oldest. So while a worker is busy with a chain of tasks that
- * resubmit themselves, an outside submit waits for at most PP_FAIR_EVERY
- * of that worker's picks (every busy worker looks), and the oldest task in
- * its own queue for at most PP_FAIR_EVERY, unless an idle worker takes it
- * first.
+ * The fairness bounds. A worker runs the tasks that its own tasks submit
+ * newest first (depth-first, on a warm cache), but while it is busy with a
+ * chain of tasks that resubmit themselves:
+ * - a task in the shared queue (an outside submit) waits for at most
+ *   PP_FAIR_EVERY picks of every busy worker: one pick in that many is
+ *   the shared queue's oldest;
+ * - the oldest task in a worker's own queue, once it has been the oldest
+ *   for PP_FAIR_AGE microseconds (and nobody stole it), runs within the
+ *   next PP_FAIR_EVERY picks of that worker. A count alone would make a
+ *   fan-out tree leave half-finished levels behind at every such pick.
+ * Each pick also waits for the task running before it, however long.
  */
 #define PP_FAIR_EVERY 61
+#define PP_FAIR_AGE 1000
 
 /**
  * Queue fn(arg), optionally as a member of group.
