@@ -8,6 +8,7 @@
 #define PP_PLATFORM_H
 
 #include <apr.h>
+#include <apr_errno.h>
 
 /** Longest thread name the OS keeps, without the terminating NUL. */
 apr_size_t pp__thread_name_max(void);
@@ -26,6 +27,13 @@ int pp__names_ignore_case(void);
  *  fork(); the first call registers it, later ones cost a pthread_once.
  *  A no-op where processes do not fork (Windows). */
 void pp__watch_forks(void);
+
+/** Arm (data non-NULL) or disarm (NULL) the calling thread's exit watch:
+ *  if the thread ends while armed, other than by returning from its
+ *  function (a task called pthread_exit, ExitThread), pp__thread_died(data)
+ *  (pool_private.h) runs on it as it goes. The first arm in a process
+ *  creates the thread-specific key; APR_SUCCESS or why it could not. */
+apr_status_t pp__exit_watch(void *data);
 
 /** Online CPUs, at least 1. */
 apr_uint32_t pp__cpu_count(void);

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "platform.h"
 #include "fork.h"
+#include "pool_private.h"
 
 #include <pthread.h>
 #include <unistd.h>
@@ -62,4 +63,24 @@ static void install_fork_handler(void)
 void pp__watch_forks(void)
 {
     pthread_once(&fork_once, install_fork_handler);
+}
+
+/* A key whose destructor is the exit watch: glibc runs thread-specific
+ * destructors after pthread_exit has unwound the thread's stack, while
+ * the thread still exists. */
+static pthread_key_t exit_key;
+static int exit_key_status = -1;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+
+static void create_exit_key(void)
+{
+    exit_key_status = pthread_key_create(&exit_key, pp__thread_died);
+}
+
+apr_status_t pp__exit_watch(void *data)
+{
+    pthread_once(&exit_once, create_exit_key);
+    if (exit_key_status != 0)
+        return exit_key_status;
+    return pthread_setspecific(exit_key, data);
 }

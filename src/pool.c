@@ -74,6 +74,7 @@
 
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { STATE_RUNNING, STATE_DRAINING, STATE_CANCELLING };
@@ -115,6 +116,15 @@ typedef struct pp__worker_t {
     apr_uint32_t    depth;      /* tasks running nested in this thread */
     pp__dq_index_t  fair_top;   /* its deque's top when last looked at */
     apr_time_t      fair_since; /* since when that top was there; 0: unknown */
+    /* The tasks it runs live here, not on its stack, so that they can be
+     * accounted for when a task ends the thread (pp__thread_died): the
+     * outermost in cur, those it runs while it waits in a task (helping)
+     * in nested[depth - 1], an array made at its first help. in_fn: how
+     * many of them are inside their function (the innermost may be in
+     * its hooks). */
+    pp__entry_t     cur;
+    pp__entry_t    *nested;
+    apr_uint32_t    in_fn;
     /* This worker's only, so a plain release store adds (atomic.h); they
      * sit on its own cache lines and pp_pool_stats() sums them. */
     pp__counter_t submitted, started, completed, failed, parks;
@@ -122,9 +132,9 @@ typedef struct pp__worker_t {
 
 typedef union worker_slot {
     pp__worker_t w;
-    char pad[2 * CACHE_LINE];
+    char pad[3 * CACHE_LINE];
 } worker_slot;
-_Static_assert(sizeof(pp__worker_t) <= 2 * CACHE_LINE, "a worker outgrew its slot");
+_Static_assert(sizeof(pp__worker_t) <= 3 * CACHE_LINE, "a worker outgrew its slot");
 
 struct pp_task_ctx_t {
     pp__worker_t      *worker;
@@ -147,6 +157,7 @@ struct pp_pool_t {
     pp__mutex_t         *lock;      /* the queue lock: guards what follows */
     pp__queue_t          queue;
     pp__worker_t       **idle;      /* LIFO stack of parked workers */
+    apr_threadattr_t    *attr;      /* how workers are made (replacements too) */
     apr_uint32_t         live;      /* workers not yet out of their loop */
     apr_uint32_t         inside;    /* callers in a shutdown or dropping tasks */
     int                  orphaned;  /* closed from one of its own tasks: the
@@ -348,7 +359,9 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
     ctx.worker = w;
     ctx.entry = e;
     w->ctx = &ctx;
+    w->in_fn++;
     rv = e->fn(e->arg, &ctx);
+    w->in_fn--;
     w->ctx = outer;
     /* Report before release: the name may belong to what release lets go
      * (a plugin's registry). Count after both, then tell the group, so that
@@ -685,27 +698,104 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
 {
     pp__worker_t *w = data;
     pp_pool_t *pool = w->pool;
-    pp__entry_t e;
+    pp__entry_t *e = &w->cur;
+    apr_status_t rv;
 
     (void)thread;
     pp__thread_set_name(w->name);
     current = w;
+    rv = pp__exit_watch(w);
+    if (rv != APR_SUCCESS) {
+        char msg[128];
+        pool_log(pool, PP_LOG_WARN, "%s: no thread-exit watch (%s): a task that ends the "
+                 "thread will hang the pool's shutdown", w->name,
+                 pp_strerror(rv, msg, sizeof(msg)));
+    }
 
     for (;;) {
-        if (next_local(w, &e)) {
-            run_entry(w, &e);
+        if (next_local(w, e)) {
+            run_entry(w, e);
             continue;
         }
         atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
-        if (!search(w, &e))
+        if (!search(w, e))
             break;
-        run_entry(w, &e);
+        run_entry(w, e);
     }
+    pp__exit_watch(NULL);
     current = NULL;
     pp__mutex_lock(pool->lock);
     pool->live--;
     leave_locked(pool);    /* the last touch of pool: it may be freed */
     return NULL;
+}
+
+/*
+ * A task ended its worker's thread (pthread_exit, ExitThread): called on
+ * that thread as it goes (platform.h's exit watch), its stack unwound.
+ * The tasks it was running (started, not ended: the outermost in cur,
+ * those it ran while helping in nested) fail with PP_ETHREADEXIT; those
+ * still inside their function are reported and released now, one that
+ * was already in its hooks is only counted. Then a new thread takes over
+ * the worker (its deque, counters and place) unless the pool is being
+ * cancelled or no thread can be made: then it leaves as at shutdown and
+ * an idle worker is woken for what its deque holds.
+ */
+void pp__thread_died(void *data)
+{
+    pp__worker_t *w = data;
+    pp_pool_t *pool = w->pool;
+    const pp_config_t *cfg = &pool->cfg;
+    apr_uint64_t ended = pp__counter_read(&w->completed) + pp__counter_read(&w->failed);
+    apr_uint32_t levels = (apr_uint32_t)(pp__counter_read(&w->started) - ended), level;
+    apr_thread_t *thread = NULL;
+    pp__worker_t *x = NULL;
+    apr_status_t rv = APR_EGENERAL;
+    char msg[128];
+
+    for (level = levels; level-- > 0;) {
+        const pp__entry_t *e = level ? &w->nested[level - 1] : &w->cur;
+        if (level < w->in_fn) {
+            if (cfg->on_task_error)
+                cfg->on_task_error(PP_ETHREADEXIT, e->name ? e->name : "", cfg->baton);
+            if (e->release)
+                e->release(e->arg);
+        }
+        pp__counter_add(&w->failed, 1);
+        if (e->group)
+            pp__group_leave(e->group, PP_ETHREADEXIT, 1, 1);
+    }
+    w->depth = 0;
+    w->in_fn = 0;
+    w->ctx = NULL;
+    current = NULL;
+
+    pp__mutex_lock(pool->lock);
+    if (pool->state != STATE_CANCELLING)
+        rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
+             ? APR_EAGAIN
+             : apr_thread_create(&thread, pool->attr, worker_main, w, pool->p);
+    if (rv == APR_SUCCESS) {
+        /* Joined by nobody now: the pool joins the new one. */
+        apr_thread_detach(w->thread);
+        w->thread = thread;
+        pp__mutex_unlock(pool->lock);
+        pool_log(pool, PP_LOG_ERROR, "%s: a task ended the thread; %u task%s failed with it; "
+                 "a new thread took its place", w->name, levels, levels == 1 ? "" : "s");
+        return;
+    }
+    pp__mutex_unlock(pool->lock);    /* no hook runs under the lock */
+    pool_log(pool, PP_LOG_ERROR, "%s: a task ended the thread; %u task%s failed with it; "
+             "not replaced (%s)", w->name, levels, levels == 1 ? "" : "s",
+             load_state(pool) == STATE_CANCELLING ? "cancelling"
+                                                  : pp_strerror(rv, msg, sizeof(msg)));
+    pp__mutex_lock(pool->lock);
+    if (pp__deque_len(w->deque) > 0)
+        x = pop_idle(pool);
+    if (x)
+        pp__unpark(x->parker);
+    pool->live--;
+    leave_locked(pool);    /* the last touch of pool: it may be freed */
 }
 
 /* Called with the lock held: wait until n more entries fit (or fail with
@@ -926,12 +1016,15 @@ void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
 int pp__pool_help(pp_pool_t *pool)
 {
     pp__worker_t *w = current;
-    pp__entry_t e;
+    pp__entry_t *e;
 
     if (!w || w->pool != pool || w->depth >= HELP_DEPTH_MAX)
         return -1;
-    if (!next_local(w, &e)) {
-        if (!steal(w, &e))
+    if (!w->nested && !(w->nested = malloc(HELP_DEPTH_MAX * sizeof(*w->nested))))
+        return -1;
+    e = &w->nested[w->depth];
+    if (!next_local(w, e)) {
+        if (!steal(w, e))
             return 0;
         /* Half a deque came along: if nobody searches, wake a hand for
          * it, as a searcher does (this one may go back to a long task). */
@@ -940,7 +1033,7 @@ int pp__pool_help(pp_pool_t *pool)
             wake_one(pool);
     }
     w->depth++;
-    run_entry(w, &e);
+    run_entry(w, e);
     w->depth--;
     return 1;
 }
@@ -1188,6 +1281,8 @@ static void pool_free(pp_pool_t *pool)
     if (pool->join != JOIN_DONE)
         for (i = 0; i < pool->nstarted; i++)
             apr_thread_detach(worker_at(pool, i)->thread);
+    for (i = 0; pool->slots && i < pool->cfg.threads; i++)
+        free(worker_at(pool, i)->nested);
     pp__queue_destroy(&pool->queue);
     apr_pool_destroy(pool->p);
 }
@@ -1255,13 +1350,12 @@ static const char *worker_name(apr_pool_t *p, const char *prefix, apr_uint32_t i
 
 static apr_status_t start_workers(pp_pool_t *pool)
 {
-    apr_threadattr_t *attr;
     apr_status_t rv;
     apr_uint32_t i;
 
-    rv = apr_threadattr_create(&attr, pool->p);
+    rv = apr_threadattr_create(&pool->attr, pool->p);
     if (rv == APR_SUCCESS)
-        rv = apr_threadattr_stacksize_set(attr, pool->cfg.stack_size);
+        rv = apr_threadattr_stacksize_set(pool->attr, pool->cfg.stack_size);
     for (i = 0; rv == APR_SUCCESS && i < pool->cfg.threads; i++) {
         pp__worker_t *w = worker_at(pool, i);
 
@@ -1270,7 +1364,7 @@ static apr_status_t start_workers(pp_pool_t *pool)
         pp__mutex_unlock(pool->lock);
         rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
              ? APR_EAGAIN
-             : apr_thread_create(&w->thread, attr, worker_main, w, pool->p);
+             : apr_thread_create(&w->thread, pool->attr, worker_main, w, pool->p);
         if (rv != APR_SUCCESS) {
             char msg[128];
             pp__mutex_lock(pool->lock);

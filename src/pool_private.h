@@ -113,6 +113,10 @@ void pp__pool_hold_lock(pp_pool_t *pool, int hold);
  *  worker of pool, or nested too deep already). */
 int pp__pool_help(pp_pool_t *pool);
 
+/** Called on a worker thread that a task ended (pp__exit_watch, platform.h)
+ *  with its worker: accounts for its tasks and replaces it. */
+void pp__thread_died(void *worker);
+
 /** The group of the task running on the calling thread, or NULL. */
 pp_group_t *pp__current_group(void);
 

@@ -864,6 +864,116 @@ static void test_fork_child(void)
     apr_pool_destroy(f.p);
 }
 
+/* Item 16: a task that ends its worker's thread. The task fails with
+ * PP_ETHREADEXIT (reported, released, its group told), so do the tasks
+ * that its worker was running around it (a fork-join parent helping while
+ * it waited), a new thread takes the worker's place, and the pool runs
+ * on and shuts down. Before the fix the shutdown never returned. */
+typedef struct deaths {
+    pp_pool_t *pool;
+    apr_pool_t *sub;    /* for the parent's group: its frame never returns */
+    volatile apr_uint32_t exits_reported, released, logged, ran;
+} deaths;
+
+static void death_report(apr_status_t status, const char *name, void *baton)
+{
+    deaths *d = baton;
+
+    (void)name;
+    if (status == PP_ETHREADEXIT)
+        apr_atomic_inc32(&d->exits_reported);
+}
+
+static void death_log(int level, const char *msg, void *baton)
+{
+    deaths *d = baton;
+
+    if (level == PP_LOG_ERROR && strstr(msg, "ended the thread"))
+        apr_atomic_inc32(&d->logged);
+}
+
+static void death_release(void *arg)
+{
+    apr_atomic_inc32(&((deaths *)arg)->released);
+}
+
+static apr_status_t exit_thread_task(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    (void)ctx;
+    t_os_thread_exit();
+    return APR_SUCCESS;    /* not reached */
+}
+
+/* Submits exit_thread_task in a group of its own and waits for it, so
+ * that it runs nested in this worker (one worker) and ends both. */
+static apr_status_t waits_for_exit(void *arg, pp_task_ctx_t *ctx)
+{
+    deaths *d = arg;
+    pp_task_t t = { exit_thread_task, NULL, death_release, "exits", };
+    pp_group_t *g;
+
+    (void)ctx;
+    t.arg = d;
+    if (pp_group_create(&g, d->sub) == APR_SUCCESS && pp_submit_task(d->pool, &t, g, 0) == APR_SUCCESS)
+        pp_group_wait(g, -1);
+    return APR_SUCCESS;    /* not reached */
+}
+
+static apr_status_t count_deaths_ran(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)ctx;
+    apr_atomic_inc32(&((deaths *)arg)->ran);
+    return APR_SUCCESS;
+}
+
+static void test_task_ends_its_thread(void)
+{
+    apr_pool_t *p;
+    pp_group_t *g;
+    pp_config_t cfg;
+    pp_stats_t st;
+    deaths d;
+    pp_task_t t = { exit_thread_task, NULL, death_release, "exits", };
+    pp_task_t parent = { waits_for_exit, NULL, death_release, "waits", };
+    int i;
+
+    memset(&d, 0, sizeof(d));
+    apr_pool_create(&p, t_root);
+    pp_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.on_task_error = death_report;
+    cfg.on_log = death_log;
+    cfg.baton = &d;
+    T_OK_FATAL(pp_pool_create(&d.pool, &cfg, p));
+    T_OK_FATAL(pp_group_create(&g, p));
+    apr_pool_create(&d.sub, p);
+    t.arg = parent.arg = &d;
+    T_OK(pp_submit_task(d.pool, &t, g, 0));
+    CU_ASSERT_EQUAL_FATAL(pp_group_wait(g, apr_time_from_sec(30)), APR_SUCCESS);
+    CU_ASSERT_EQUAL(pp_group_status(g), PP_ETHREADEXIT);
+    CU_ASSERT_EQUAL(d.exits_reported, 1);
+    CU_ASSERT_EQUAL(d.released, 1);
+    /* Nested: the parent helping in its wait runs the child that exits. */
+    T_OK(pp_submit_task(d.pool, &parent, g, 0));
+    CU_ASSERT_EQUAL_FATAL(pp_group_wait(g, apr_time_from_sec(30)), APR_SUCCESS);
+    CU_ASSERT_EQUAL(pp_group_status(g), PP_ETHREADEXIT);
+    CU_ASSERT_EQUAL(d.exits_reported, 3);
+    CU_ASSERT_EQUAL(d.released, 3);
+    /* The replacement runs what comes next. */
+    for (i = 0; i < 100; i++)
+        T_OK(pp_submit_ex(d.pool, count_deaths_ran, &d, g, 0));
+    CU_ASSERT_EQUAL_FATAL(pp_group_wait(g, apr_time_from_sec(30)), APR_SUCCESS);
+    CU_ASSERT_EQUAL(d.ran, 100);
+    CU_ASSERT_EQUAL(pp_pool_shutdown(d.pool, PP_DRAIN, apr_time_from_sec(30)), APR_SUCCESS);
+    pp_pool_stats(d.pool, &st);
+    CU_ASSERT_EQUAL(st.failed, 3);
+    CU_ASSERT_EQUAL(st.completed, 100);
+    CU_ASSERT_EQUAL(d.logged, 2);
+    t_assert_accounted(d.pool);
+    apr_pool_destroy(p);
+}
+
 void t_register_edges(void)
 {
     CU_pSuite s = CU_add_suite("edges", NULL, NULL);
@@ -886,4 +996,5 @@ void t_register_edges(void)
     CU_add_test(s, "15: pp_pool_stats into NULL", test_stats_into_null);
     CU_add_test(s, "15: create survives failed allocations", test_create_survives_failed_allocations);
     CU_add_test(s, "15: running never exceeds the workers", test_running_never_exceeds_the_workers);
+    CU_add_test(s, "16: a task that ends its worker's thread", test_task_ends_its_thread);
 }

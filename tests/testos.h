@@ -68,6 +68,10 @@ const t_os_shell *t_os_shell_commands(void);
  * child is killed (SIGALRM) after `seconds`: a hang fails, not blocks. */
 int t_os_fork_run(int (*fn)(void *), void *arg, unsigned seconds);
 
+/* End the calling thread at once, as a misbehaving task might:
+ * pthread_exit() on POSIX, ExitThread() on Windows. */
+void t_os_thread_exit(void);
+
 /* Descriptors of this process that a child would inherit (not close-on-exec),
  * or -1 where the OS has no such thing to count. */
 int t_os_inheritable_fds(void);

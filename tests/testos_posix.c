@@ -154,3 +154,8 @@ int t_os_fork_run(int (*fn)(void *), void *arg, unsigned seconds)
         return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
+
+void t_os_thread_exit(void)
+{
+    pthread_exit(NULL);
+}

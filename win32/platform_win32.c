@@ -1,5 +1,6 @@
 /* Windows side of platform.h. */
 #include "platform.h"
+#include "pool_private.h"
 
 #include <windows.h>
 
@@ -58,4 +59,32 @@ int pp__names_ignore_case(void)
 void pp__watch_forks(void)
 {
     /* no fork() */
+}
+
+/* A fiber-local slot's callback runs when a thread that set it ends, by
+ * ExitThread too (thread-local slots have no such callback). */
+static DWORD exit_slot = FLS_OUT_OF_INDEXES;
+static INIT_ONCE exit_once = INIT_ONCE_STATIC_INIT;
+
+static void WINAPI exit_callback(void *data)
+{
+    if (data)
+        pp__thread_died(data);
+}
+
+static BOOL CALLBACK create_exit_slot(PINIT_ONCE once, void *param, void **ctx)
+{
+    (void)once;
+    (void)param;
+    (void)ctx;
+    exit_slot = FlsAlloc(exit_callback);
+    return TRUE;
+}
+
+apr_status_t pp__exit_watch(void *data)
+{
+    InitOnceExecuteOnce(&exit_once, create_exit_slot, NULL, NULL);
+    if (exit_slot == FLS_OUT_OF_INDEXES)
+        return APR_FROM_OS_ERROR(GetLastError());
+    return FlsSetValue(exit_slot, data) ? APR_SUCCESS : APR_FROM_OS_ERROR(GetLastError());
 }

@@ -168,3 +168,8 @@ int t_os_fork_run(int (*fn)(void *), void *arg, unsigned seconds)
     (void)seconds;
     return -1;    /* no fork() */
 }
+
+void t_os_thread_exit(void)
+{
+    ExitThread(0);
+}

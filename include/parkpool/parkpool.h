@@ -24,7 +24,16 @@ typedef struct pp_pool_t pp_pool_t;
 typedef struct pp_group_t pp_group_t;
 typedef struct pp_task_ctx_t pp_task_ctx_t;
 
-/** A task body. A non-success return counts the task as failed. */
+/**
+ * A task body. A non-success return counts the task as failed.
+ * A task returns to its worker. It must not exit() the process from under
+ * the pool, longjmp() or throw out of its function (the worker's state is
+ * then undefined), or end its thread: one that calls pthread_exit(),
+ * apr_thread_exit() or ExitThread() fails with PP_ETHREADEXIT (with any
+ * task its worker was running around it, see pp_group_wait()), reported
+ * through on_task_error and on_log, and a new thread takes the worker's
+ * place; its hooks (release, on_task_error) must not end the thread either.
+ */
 typedef apr_status_t (*pp_task_fn)(void *arg, pp_task_ctx_t *ctx);
 
 /*
@@ -39,7 +48,8 @@ typedef apr_status_t (*pp_task_fn)(void *arg, pp_task_ctx_t *ctx);
 #define PP_EDUPTYPE    (PP_START_ERROR + 5) /**< task type already registered */
 #define PP_EPLUGIN     (PP_START_ERROR + 6) /**< not a parkpool plugin */
 #define PP_EABI        (PP_START_ERROR + 7) /**< plugin built for another ABI */
-#define PP_END_ERROR   (PP_START_ERROR + 8) /**< one past the last code above */
+#define PP_ETHREADEXIT (PP_START_ERROR + 8) /**< the task ended its worker thread */
+#define PP_END_ERROR   (PP_START_ERROR + 9) /**< one past the last code above */
 
 /** A child process of a task exited with status code (1..255); the exec
  *  plugin fails its tasks with it. pp_strerror() prints the number. */
@@ -218,6 +228,10 @@ apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p);
 
 /**
  * Wait until every task of the group completed, failed or was cancelled.
+ * Called from a task of the group's pool (fork-join), the worker runs
+ * queued tasks (newest of its own first) while it waits, so a chain of
+ * waits deeper than the workers still finishes; such nesting goes 256
+ * tasks deep at most, then the wait only blocks.
  * @param timeout microseconds on the monotonic clock; -1 (or beyond the
  *        representable future) no limit; 0 polls.
  * @return APR_SUCCESS, APR_TIMEUP, or APR_EINVAL when called from one of the
