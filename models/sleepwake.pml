@@ -6,10 +6,19 @@
  * only while the word is PARKED, and may return spuriously, up to
  * SPURIOUS times per worker so that the system can quiesce). S outside
  * submitters each put T tasks on the global queue, under the queue lock.
- * A running task may submit a child into its worker's deque (NEST of them
- * in all) and may then block for good (one task at most: a long task,
- * during which only the other workers can run what it queued). A drain
- * shutdown may or may not come.
+ * A running task may submit children into its worker's deque (NEST of
+ * them in all; accepted during a drain too) and may then block for good (one
+ * task at most: a long task, during which only the other workers can run
+ * what it queued). A drain shutdown may or may not come: a worker that
+ * finds nothing leaves only once no task runs (else it goes idle, as a
+ * running pool's do), and whoever leaves wakes every idle worker.
+ *
+ * Taking from the global queue may move a batch (here: one more task, or
+ * none) into the taker's deque, under the lock. A steal takes half of the
+ * victim's deque, (k + 1) / 2 of k tasks: one to run, the rest pushed into
+ * the thief's own deque, and only then does found_work() decrement
+ * nsearching (in C a release RMW: see found_work()). Every look at "the
+ * deques" is a scan, one deque per step, as deques_busy() reads them.
  *
  * Workers search (take from the global queue, steal from a deque) while
  * counted in nsearching, give up at any moment (a spin budget running
@@ -30,11 +39,19 @@
  *    and a deque holds tasks only if its owner is blocked and no worker is
  *    parked: a task never waits while a worker sleeps.
  *
- * Two mutants that spin must reject (tests/spin.sh): sleepwake_naive.pml
+ * Checked too: when nothing can move, a drained pool without a blocked
+ * task has no worker left (nobody sleeps through the end of a drain).
+ *
+ * Four mutants that spin must reject (tests/spin.sh): sleepwake_naive.pml
  * defines NAIVE, where the worker checks the queues and announces itself
  * idle in two separate steps, the classic lost wakeup (on the global queue
  * and on the deques alike); NO_NESTED_WAKE makes a nested submit wake
- * nobody, trusting the owner to run its own deque.
+ * nobody, trusting the owner to run its own deque; STEAL_REORDER lets a
+ * thief's decrement of nsearching come before its push of the stolen
+ * surplus, which is what a relaxed decrement permits on ARM or POWER: an
+ * idle-goer sees the decrement, not the push, and parks while the thief's
+ * own task blocks. And NO_LEAVE_WAKE: a worker that leaves a drain does not
+ * wake the idle ones, which sleep through its end.
  */
 #ifndef W
 #define W 2
@@ -68,14 +85,51 @@ bool sleeping[W];        /* inside futex_wait */
 bool blocked[W];         /* running a task that never returns */
 byte nested;             /* children submitted so far */
 bool someone_blocked;
+byte running;            /* tasks started and not ended (blocked ones too) */
+byte exited;             /* workers that left */
 
-#if W == 2
-#define ANYDQ (dq[0] + dq[1] > 0)
-#elif W == 3
-#define ANYDQ (dq[0] + dq[1] + dq[2] > 0)
-#else
+#if W != 2 && W != 3
 #error W must be 2 or 3
 #endif
+
+/* deques_busy(): one deque per step; any = whether one held a task when
+ * read. */
+inline scan(i, any) {
+    any = false;
+    i = 0;
+    do
+    :: i < W ->
+        if
+        :: dq[i] > 0 -> any = true
+        :: else -> skip
+        fi;
+        i++
+    :: else -> break
+    od;
+    i = 0
+}
+
+/* Under the lock, having taken one task from gq: a batch may come along. */
+inline batch(me) {
+    if
+    :: gq > 0 -> gq--; dq[me]++
+    :: true -> skip
+    fi
+}
+
+/* A steal from victim v: half of it, one task to run, the surplus pushed
+ * (a step later) into the thief's deque; then found_work(). */
+inline steal(me, v, m, w, old, woke, ok, i) {
+    atomic { me != v && dq[v] > 0 -> m = (dq[v] + 1) / 2; dq[v] = dq[v] - m };
+#ifdef STEAL_REORDER
+    found_work(w, old, woke, ok, i);
+    dq[me] = dq[me] + m - 1;
+#else
+    dq[me] = dq[me] + m - 1;
+    found_work(w, old, woke, ok, i);
+#endif
+    m = 0
+}
 
 /* old is the caller's scratch variable, cleared after use so that states
  * differing only in dead locals collapse into one. */
@@ -141,44 +195,47 @@ inline wake_one(w, old, woke) {
     fi
 }
 
-/* A task runs: it may submit a child into this worker's deque (push,
- * fence, then look at nsearching and nidle: separate steps), and may then
- * never return. */
+/* A task runs (counted a step after it was taken, as run_entry counts
+ * it): it may submit a child into this worker's deque (push, fence, then
+ * look at nsearching and nidle: separate steps; a drain accepts it), and
+ * may then never return. */
 inline run_task(me, w, old, woke, ok) {
-    if
-    :: atomic { nested < NEST -> nested++; ok = !shut }   /* push_local's state check */
-        if
-        :: ok ->
-            dq[me]++;
+    running++;
+    do
+    :: atomic { nested < NEST -> nested++ }
+        dq[me]++;
 #ifdef NO_NESTED_WAKE
-            ok = false;   /* mutant: a nested submit never wakes anybody */
+        ok = false;   /* mutant: a nested submit never wakes anybody */
 #else
-            atomic { ok = (nsearching == 0 && nidle > 0) };
+        atomic { ok = (nsearching == 0 && nidle > 0) };
 #endif
-            if
-            :: ok -> wake_one(w, old, woke)
-            :: else -> skip
-            fi;
-            ok = false
+        if
+        :: ok -> wake_one(w, old, woke)
         :: else -> skip
-        fi
-    :: true -> skip
-    fi;
+        fi;
+        ok = false
+    :: true -> break
+    od;
     if
     :: atomic { !someone_blocked -> someone_blocked = true; blocked[me] = true }
 end_blocked:
         false
     :: true -> skip
-    fi
+    fi;
+    running--
 }
 
 /* found_work(): the last searcher to find work wakes one more if more
  * is visible. */
-inline found_work(w, old, woke, ok) {
+inline found_work(w, old, woke, ok, i) {
     atomic { nsearching--; ok = (nsearching == 0) };
     if
     :: ok ->
-        atomic { ok = (nidle > 0 && (gq > 0 || ANYDQ)) };
+        atomic { ok = (nidle > 0) };
+        if
+        :: ok && gq == 0 -> scan(i, ok)
+        :: else -> skip
+        fi;
         if
         :: ok -> wake_one(w, old, woke)
         :: else -> skip
@@ -192,9 +249,36 @@ inline found_work(w, old, woke, ok) {
 #define SEARCH 2
 #define EXIT   3
 
+/* Under the lock, not running: announce itself idle, look at the deques,
+ * and either take the announcement back (a task came: search on) or
+ * unlock and park. */
+inline go_idle(me, spurious, got, i, any) {
+#ifdef NAIVE
+    /* mutant: looks at the deques before announcing */
+    scan(i, any);
+    if
+    :: any -> lock = false
+    :: else ->
+        lock = false;
+        atomic { !lock -> idle[nidle] = me; nidle++; nsearching-- };
+        park(me, spurious, got)
+    fi
+#else
+    idle[nidle] = me; nidle++; nsearching--;
+    scan(i, any);
+    if
+    :: any ->   /* take the announcement back */
+        nidle--; idle[nidle] = 0; nsearching++; lock = false
+    :: else ->
+        lock = false;
+        park(me, spurious, got)
+    fi
+#endif
+}
+
 proctype worker(byte me) {
-    byte act, spurious, w, old;
-    bool got, woke, ok;
+    byte act, spurious, w, old, m, i;
+    bool got, woke, ok, any;
     do
     :: /* its own deque, then the global queue, before searching */
        atomic {
@@ -208,7 +292,7 @@ proctype worker(byte me) {
            atomic {
                !lock ->
                if
-               :: gq > 0 -> gq--; act = RUN
+               :: gq > 0 -> gq--; batch(me); act = RUN
                :: else -> skip
                fi
            }
@@ -220,45 +304,42 @@ proctype worker(byte me) {
            nsearching++;
            /* search(): poll, or go idle; after a wake-up, search again */
            do
-           :: atomic { !lock && gq > 0 -> gq-- };          /* take_global */
-               found_work(w, old, woke, ok); act = RUN; break
-           :: atomic { me != 0 && dq[0] > 0 -> dq[0]-- };    /* steal */
-               found_work(w, old, woke, ok); act = RUN; break
-           :: atomic { me != 1 && dq[1] > 0 -> dq[1]-- };
-               found_work(w, old, woke, ok); act = RUN; break
+           :: atomic { !lock && gq > 0 -> gq--; batch(me) };   /* take_global */
+               found_work(w, old, woke, ok, i); act = RUN; break
+           :: steal(me, 0, m, w, old, woke, ok, i); act = RUN; break
+           :: steal(me, 1, m, w, old, woke, ok, i); act = RUN; break
 #if W == 3
-           :: atomic { me != 2 && dq[2] > 0 -> dq[2]-- };
-               found_work(w, old, woke, ok); act = RUN; break
+           :: steal(me, 2, m, w, old, woke, ok, i); act = RUN; break
 #endif
            :: true ->                                       /* budget gone */
                atomic { !lock -> lock = true };
                if
                :: gq > 0 ->
-                   gq--; lock = false;
-                   found_work(w, old, woke, ok); act = RUN; break
-               :: gq == 0 && shut && ANYDQ -> lock = false   /* help drain */
-               :: gq == 0 && shut && !ANYDQ ->
-                   nsearching--; lock = false; act = EXIT; break
-               :: gq == 0 && !shut ->
-#ifdef NAIVE
-                   /* mutant: looks at the deques before announcing */
+                   gq--; batch(me); lock = false;
+                   found_work(w, old, woke, ok, i); act = RUN; break
+               :: gq == 0 && shut ->
+                   scan(i, any);
                    if
-                   :: ANYDQ -> lock = false
-                   :: else ->
-                       lock = false;
-                       atomic { !lock -> idle[nidle] = me; nidle++; nsearching-- };
-                       park(me, spurious, got)
-                   fi
-#else
-                   idle[nidle] = me; nidle++; nsearching--;
-                   if
-                   :: ANYDQ ->   /* take the announcement back */
-                       nidle--; idle[nidle] = 0; nsearching++; lock = false
-                   :: else ->
-                       lock = false;
-                       park(me, spurious, got)
-                   fi
+                   :: any -> lock = false   /* help drain */
+                   :: !any && running == 0 ->
+                       /* leave, and take every idle worker along */
+                       nsearching--;
+#ifndef NO_LEAVE_WAKE
+                       do
+                       :: nidle > 0 -> pop_idle(w, woke); unpark(w, old); woke = false
+                       :: else -> break
+                       od;
 #endif
+                       w = 0;
+                       exited++;
+                       lock = false; act = EXIT; break
+                   :: !any && running > 0 ->   /* a running task may submit more */
+                       go_idle(me, spurious, got, i, any)
+                   fi;
+                   any = false
+               :: gq == 0 && !shut ->
+                   go_idle(me, spurious, got, i, any);
+                   any = false
                fi
            od;
            if
@@ -296,12 +377,14 @@ proctype submitter() {
     }
 }
 
-/* A drain, or none. Holds the lock across the unparks, as
+/* A drain, or none (always none with NO_DRAIN, so that a mutant shows
+ * the lost wakeup it is about). Holds the lock across the unparks, as
  * pp_pool_shutdown() does. */
 proctype shutdown() {
     byte w, old;
     bool woke;
     if
+#ifndef NO_DRAIN
     :: true ->
         atomic { !lock -> lock = true; shut = true };
         do
@@ -309,6 +392,7 @@ proctype shutdown() {
         :: else -> break
         od;
         lock = false
+#endif
     :: true -> skip
     fi
 }
@@ -321,6 +405,8 @@ proctype monitor() {
     for (i : 0 .. W - 1) {
         assert(dq[i] == 0 || (blocked[i] && nidle == 0))
     }
+    /* A drain without a blocked task ends with every worker gone. */
+    assert(!shut || someone_blocked || exited == W)
 }
 
 init {

@@ -519,7 +519,13 @@ static void found_work(pp__worker_t *w)
 {
     pp_pool_t *pool = w->pool;
 
-    if (atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed) != 1)
+    /* Release: a steal pushed its surplus into w's deque before this. A
+     * searcher going idle reads nsearching with its own RMW and then
+     * fences (seq_cst) before it scans the deques, so if it sees this
+     * decrement it sees the push too; relaxed, on ARM or POWER it could
+     * see the one and not the other, park, and leave the surplus to a
+     * worker whose task may block (models/sleepwake.pml, STEAL_REORDER). */
+    if (atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_release) != 1)
         return;
     atomic_thread_fence(memory_order_seq_cst);
     if (load32(&pool->nidle) > 0 && work_visible(pool))

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Model-checks the sleep/wake protocol with spin: models/sleepwake.pml must
-# verify (no invalid end state, no task left queued while a worker sleeps)
-# and its mutants (sleepwake_naive.pml, and NO_NESTED_WAKE) must be
-# rejected, which shows that the check can bite. PP_SPIN_FULL=1 adds the
+# verify (no invalid end state, no task left queued while a worker sleeps,
+# no worker left asleep after a drain) and its mutants (sleepwake_naive.pml,
+# NO_NESTED_WAKE, STEAL_REORDER and NO_LEAVE_WAKE) must be rejected, which shows that the
+# check can bite. PP_SPIN_FULL=1 adds the
 # largest configuration (about a minute and a half and 3 GB; .ci/run sets
 # it).
 set -u
@@ -41,7 +42,7 @@ check() {
         echo "PASS: $label: verified, $states states"
         passed=$((passed + 1))
     elif [ "$expect" = rejected ] && grep -q 'assertion violated' pan.out; then
-        echo "PASS: $label: lost wakeup found, as it must be"
+        echo "PASS: $label: lost wakeup found, as it must be: $(grep -m1 'assertion violated' pan.out)"
         passed=$((passed + 1))
     else
         echo "FAIL: $label: expected $expect"
@@ -55,14 +56,22 @@ check() {
 check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1
 check sleepwake.pml verified -DW=2 -DS=1 -DT=2 -DNEST=2 -DSPURIOUS=1
 check sleepwake.pml verified -DW=3 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0
+# Three children of one task: a steal's surplus pushed into the thief's deque.
+check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=3 -DSPURIOUS=0
 if [ "${PP_SPIN_FULL:-0}" = 1 ]; then
     check sleepwake.pml verified -DW=3 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1
 fi
 # The lost wakeup on the global queue, on a deque, and a nested submit
 # that trusts the deque's owner to run its task.
+check sleepwake_naive.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=0 -DSPURIOUS=0 -DNO_DRAIN
+check sleepwake_naive.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0 -DNO_DRAIN
+# ... and at the end of a drain: a worker parks after the last one left.
 check sleepwake_naive.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=0 -DSPURIOUS=0
-check sleepwake_naive.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0
 check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0 -DNO_NESTED_WAKE
+# The thief's decrement seen before its push (a relaxed RMW on ARM, POWER).
+check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=3 -DSPURIOUS=0 -DSTEAL_REORDER
+# A drain's last worker out leaves the idle ones asleep.
+check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0 -DNO_LEAVE_WAKE
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -63,9 +63,10 @@ typedef struct t_os_shell {
 } t_os_shell;
 const t_os_shell *t_os_shell_commands(void);
 
-/* Run fn(arg) in a child of fork() and return what it returns (its exit
- * status), 128 + N if signal N ended it, or -1 where there is no fork. The
- * child is killed (SIGALRM) after `seconds`: a hang fails, not blocks. */
+/* Run fn(arg) in a child of fork() and return what it returns (0 to 127),
+ * 128 + N if signal N ended the child, 255 if it ended without an answer,
+ * or -1 where there is no fork. The child is killed (SIGALRM) after
+ * `seconds`: a hang fails, not blocks. */
 int t_os_fork_run(int (*fn)(void *), void *arg, unsigned seconds);
 
 /* End the calling thread at once, as a misbehaving task might:

@@ -9,6 +9,16 @@
 #include <apr_atomic.h>
 #include <apr_thread_proc.h>
 
+/* ThreadSanitizer cannot start threads in the child of a multi-threaded
+ * fork: such checks are skipped under it. */
+#if defined(__SANITIZE_THREAD__)
+#define T_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define T_TSAN 1
+#endif
+#endif
+
 /* The root pool of the run; each test makes its own subpool of it. */
 extern apr_pool_t *t_root;
 
