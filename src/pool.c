@@ -125,6 +125,7 @@ typedef struct pp__worker_t {
     pp__entry_t     cur;
     pp__entry_t    *nested;
     apr_uint32_t    in_fn;
+    int             replaced;   /* this thread took over from a dead one */
     /* This worker's only, so a plain release store adds (atomic.h); they
      * sit on its own cache lines and pp_pool_stats() sums them. */
     pp__counter_t submitted, started, completed, failed, parks;
@@ -160,6 +161,7 @@ struct pp_pool_t {
     apr_threadattr_t    *attr;      /* how workers are made (replacements too) */
     apr_uint32_t         live;      /* workers not yet out of their loop */
     apr_uint32_t         inside;    /* callers in a shutdown or dropping tasks */
+    apr_uint32_t         nready;    /* workers that went idle once started */
     int                  orphaned;  /* closed from one of its own tasks: the
                                      * last worker or caller out frees it */
     _Atomic apr_uint32_t nwaiting;  /* submitters blocked on not_full;
@@ -577,7 +579,10 @@ static int search(pp__worker_t *w, pp__entry_t *e)
     int woken = 0;
 
     for (;;) {
-        budget = search_budget(w);
+        /* Shutting down: one look per round, not a poll. A shutdown wakes
+         * every worker at once, and a thousand of them each polling a
+         * thousand deques would make it quadratic. */
+        budget = load_state(pool) == STATE_RUNNING ? search_budget(w) : 0;
         for (i = 0;; i++) {
             if (take_global(w, e) || steal(w, e)) {
                 /* Work found by polling (not at the first look): it paid
@@ -684,7 +689,8 @@ static void leave_locked(pp_pool_t *pool)
     int last = pool->live == 0 && pool->inside == 0;
     int free_it = last && pool->orphaned;
 
-    /* Shutdown callers wait for live, closers for inside, on one cond. */
+    /* Shutdown callers wait for live, closers for inside, on one cond
+     * (pp_pool_create() for nready, too). */
     if (pool->live == 0 || pool->inside == 0)
         pp__cond_broadcast(pool->exited);
     pp__mutex_unlock(pool->lock);
@@ -698,6 +704,35 @@ static void leave(pp_pool_t *pool)
     pp__mutex_lock(pool->lock);
     pool->inside--;
     leave_locked(pool);
+}
+
+/* A new worker goes idle at once, without searching or looking at any
+ * queue: pp_pool_create() returns only once every worker is idle, so
+ * nothing can be queued before. (A thousand new workers that each polled
+ * a thousand deques, and kept the earlier ones polling, made starting a
+ * pool quadratic: -j 4096 took minutes.) It returns counted as searching:
+ * woken (its waker counted it), or at once if the pool is already closing
+ * (its creation failed) or it replaces a worker (pp__thread_died) and
+ * must look for work. */
+static void start_idle(pp__worker_t *w)
+{
+    pp_pool_t *pool = w->pool;
+    apr_uint32_t n;
+
+    pp__mutex_lock(pool->lock);
+    if (pool->state != STATE_RUNNING || w->replaced) {
+        atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
+        pp__mutex_unlock(pool->lock);
+        return;
+    }
+    n = load32(&pool->nidle);
+    pool->idle[n] = w;
+    atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
+    if (++pool->nready == pool->cfg.threads)
+        pp__cond_broadcast(pool->exited);    /* pp_pool_create() waits */
+    pp__mutex_unlock(pool->lock);
+    pp__counter_add(&w->parks, 1);
+    pp__park(w->parker);
 }
 
 static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
@@ -718,15 +753,15 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
                  pp_strerror(rv, msg, sizeof(msg)));
     }
 
+    start_idle(w);
     for (;;) {
-        if (next_local(w, e)) {
-            run_entry(w, e);
-            continue;
-        }
-        atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
+        /* Counted as searching here: by its waker, or by itself. */
         if (!search(w, e))
             break;
         run_entry(w, e);
+        while (next_local(w, e))
+            run_entry(w, e);
+        atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
     }
     pp__exit_watch(NULL);
     current = NULL;
@@ -776,6 +811,7 @@ void pp__thread_died(void *data)
     w->ctx = NULL;
     current = NULL;
 
+    w->replaced = 1;
     pp__mutex_lock(pool->lock);
     if (pool->state != STATE_CANCELLING)
         rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
@@ -1462,6 +1498,10 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     rv = start_workers(pool);
     if (rv != APR_SUCCESS)
         goto fail;
+    pp__mutex_lock(pool->lock);
+    while (pool->nready < pool->cfg.threads)
+        pp__cond_wait(pool->exited, pool->lock);
+    pp__mutex_unlock(pool->lock);
     if (pool->cfg.on_log) {
         char cap[16] = "unbounded";
         if (pool->cfg.queue_capacity)
