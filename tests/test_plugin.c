@@ -364,6 +364,43 @@ static void test_cancelled_plugin_tasks_release(void)
     apr_pool_destroy(p);
 }
 
+/* pp_job_line_split: the job line parser of the tool and the service. */
+static void expect_split(const char *text, apr_status_t want, const char *type, const char *arg)
+{
+    char buf[128], *t = (char *)"x", *a = (char *)"x";
+
+    apr_cpystrn(buf, text, sizeof(buf));
+    CU_ASSERT_EQUAL(pp_job_line_split(buf, &t, &a), want);
+    if (type) {
+        CU_ASSERT_STRING_EQUAL(t, type);
+    }
+    else {
+        CU_ASSERT_PTR_NULL(t);
+    }
+    if (arg) {
+        CU_ASSERT_STRING_EQUAL(a, arg);
+    }
+    else {
+        CU_ASSERT_PTR_NULL(a);
+    }
+}
+
+static void test_job_line_split(void)
+{
+    char *t, *a;
+
+    expect_split("hash.sha1 /etc/passwd", APR_SUCCESS, "hash.sha1", "/etc/passwd");
+    expect_split("  \texec.sh \t echo a  b \r\n", APR_SUCCESS, "exec.sh", "echo a  b ");
+    expect_split("demo.echo ", APR_SUCCESS, "demo.echo", "");
+    expect_split("demo.echo", APR_EINVAL, "demo.echo", NULL);
+    expect_split("demo.echo\r\n", APR_EINVAL, "demo.echo", NULL);
+    expect_split("", APR_EOF, NULL, NULL);
+    expect_split(" \t\r\n", APR_EOF, NULL, NULL);
+    expect_split("  # demo.echo x", APR_EOF, NULL, NULL);
+    expect_split("demo.echo #x", APR_SUCCESS, "demo.echo", "#x");
+    CU_ASSERT_EQUAL(pp_job_line_split(NULL, &t, &a), APR_EINVAL);
+}
+
 void t_register_plugin(void)
 {
     CU_pSuite s = CU_add_suite("plugin", NULL, NULL);
@@ -375,4 +412,5 @@ void t_register_plugin(void)
     CU_add_test(s, "types added by the host", test_host_types);
     CU_add_test(s, "unload waits for a running plugin task", test_unload_waits_for_running_task);
     CU_add_test(s, "cancelled plugin tasks are released", test_cancelled_plugin_tasks_release);
+    CU_add_test(s, "job lines: TYPE ARG, blanks, comments", test_job_line_split);
 }

@@ -255,21 +255,17 @@ static void handle_line(svc_t *svc, client *c, char *line)
     const pp_task_type_t *similar;
     apr_status_t rv;
 
+    /* Trailing blanks go too: a client's "TYPE ARG " means "TYPE ARG". */
     while (end > line && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
         *--end = '\0';
-    while (*line == ' ' || *line == '\t')
-        line++;
-    if (!*line || *line == '#')
+    rv = pp_job_line_split(line, &type, &arg);
+    if (rv == APR_EOF)
         return;
-    type = line;
-    arg = type + strcspn(type, " \t");
-    if (!*arg) {
+    if (rv != APR_SUCCESS) {
         svc->refused++;
         reply(c, "error: expected 'TYPE ARG', got '%s'", type);
         return;
     }
-    *arg++ = '\0';
-    arg += strspn(arg, " \t");
     rv = pp_submit_named(svc->pool, svc->reg, type, arg, NULL);
     if (rv == APR_SUCCESS) {
         reply(c, "ok %" APR_UINT64_T_FMT, ++svc->accepted);

@@ -103,6 +103,7 @@ typedef struct pp_stats_t {
     apr_uint64_t parks, unparks;   /* sleep/wake traffic */
     apr_uint64_t threads;          /* workers the pool started */
     apr_uint64_t blocked;          /* submitters waiting for room right now */
+    apr_uint64_t idle;             /* workers parked for lack of work right now */
 } pp_stats_t;
 
 /** A named task with an optional release hook, for callers that need them. */

@@ -111,6 +111,17 @@ apr_status_t pp_registry_load(pp_registry_t *reg, const char *path,
 apr_status_t pp_registry_load_dir(pp_registry_t *reg, const char *dir,
                                   char *err, apr_size_t errlen);
 
+/**
+ * Split a job line, "TYPE ARG", in place: a trailing CR or LF goes, blanks
+ * (spaces, tabs) before TYPE and between the two are skipped; ARG is the
+ * rest of the line as it is (it may be empty: "TYPE " has an empty ARG).
+ * *type and *arg point into line.
+ * @return APR_SUCCESS; APR_EOF for a blank line or a comment ('#' first),
+ *         which hold no task; APR_EINVAL for a TYPE with nothing after it
+ *         (*type is set, for the message) or a NULL argument.
+ */
+apr_status_t pp_job_line_split(char *line, char **type, char **arg);
+
 /** The type registered under name, or NULL. */
 const pp_task_type_t *pp_registry_find(const pp_registry_t *reg, const char *name);
 

@@ -313,31 +313,22 @@ static int read_line(FILE *f, char **buf, size_t *cap)
 
 static int read_job_file(run_state *st, const pp_registry_t *reg, FILE *f, const char *file)
 {
-    char *buf = NULL, *line, *type, *arg, *end, where[64];
+    char *buf = NULL, *type, *arg, where[64];
     size_t cap = 0;
     apr_uint64_t lineno = 0;
+    apr_status_t rv;
     int rc = 0, got = 0;
 
     while (rc == 0 && !apr_atomic_read32(&interrupts) && (got = read_line(f, &buf, &cap)) > 0) {
         lineno++;
-        line = buf;
-        end = line + strlen(line);
-        while (end > line && (end[-1] == '\n' || end[-1] == '\r'))
-            *--end = '\0';
-        while (*line == ' ' || *line == '\t')
-            line++;
-        if (!*line || *line == '#')
+        rv = pp_job_line_split(buf, &type, &arg);
+        if (rv == APR_EOF)
             continue;
-        type = line;
-        arg = type + strcspn(type, " \t");
         apr_snprintf(where, sizeof(where), "line %" APR_UINT64_T_FMT ": ", lineno);
-        if (!*arg) {
+        if (rv != APR_SUCCESS) {
             rc = input_error(st, "%sexpected 'TYPE ARG', got '%s'", where, type);
             break;
         }
-        *arg++ = '\0';
-        while (*arg == ' ' || *arg == '\t')
-            arg++;
         rc = submit(st, reg, type, arg, where);
     }
     /* Not the end of the jobs: what was read still runs, but the exit
