@@ -6,6 +6,7 @@
  * subpool (which unloads the DSO when destroyed) is dropped.
  */
 #include "registry_private.h"
+#include "fault.h"
 #include "platform.h"
 
 #include <apr_cstr.h>
@@ -47,6 +48,29 @@ static const pp__plugin_t *loaded_named(const pp_registry_t *reg, const char *na
     return NULL;
 }
 
+/* apr_dso_load failed on a file that exists. The dynamic loader's own
+ * words when it has some (dlerror: a bad ELF header, a missing symbol),
+ * else APR's for the status, never an empty message; and a file that is
+ * fine but could not be mapped for want of memory is not called "not a
+ * loadable object": that is APR_ENOMEM, worth a retry. */
+static apr_status_t dso_failure(apr_status_t rv, apr_dso_handle_t *dso, const char *path,
+                                char *err, apr_size_t errlen)
+{
+    char msg[512], status[256];
+    const char *why = rv == APR_EDSOOPEN && dso ? apr_dso_error(dso, msg, sizeof(msg)) : NULL;
+    int memory;
+
+    if (!why || !*why || strcmp(why, "No Error") == 0)
+        why = apr_strerror(rv == APR_EDSOOPEN ? APR_ENOMEM : rv, status, sizeof(status));
+    memory = rv == APR_ENOMEM || strstr(why, "memory") || strstr(why, "map segment");
+    if (rv == APR_EDSOOPEN && !memory) {
+        say(err, errlen, path, "not a loadable object: %s", why);
+        return PP_EPLUGIN;
+    }
+    say(err, errlen, path, "cannot load it%s: %s", memory ? " (out of memory?)" : "", why);
+    return memory ? APR_ENOMEM : rv;
+}
+
 /* Runs the checks and init; on success the plugin is the registry's. */
 static apr_status_t load(pp_registry_t *reg, const char *path, apr_pool_t *p,
                          char *err, apr_size_t errlen)
@@ -69,12 +93,10 @@ static apr_status_t load(pp_registry_t *reg, const char *path, apr_pool_t *p,
         say(err, errlen, path, "not a regular file");
         return PP_EPLUGIN;
     }
-    rv = apr_dso_load(&dso, path, p);
-    if (rv != APR_SUCCESS) {
-        say(err, errlen, path, "not a loadable object: %s",
-            apr_dso_error(dso, msg, sizeof(msg)));
-        return PP_EPLUGIN;
-    }
+    dso = NULL;
+    rv = pp__fault_hit(PP__FAULT_DSO_LOAD) ? APR_ENOMEM : apr_dso_load(&dso, path, p);
+    if (rv != APR_SUCCESS)
+        return dso_failure(rv, dso, path, err, errlen);
     rv = apr_dso_sym(&sym, dso, "pp_plugin_entry");
     if (rv != APR_SUCCESS) {
         say(err, errlen, path, "not a parkpool plugin: no pp_plugin_entry symbol");

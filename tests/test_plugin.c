@@ -2,6 +2,7 @@
 #include "testutil.h"
 #include "parkpool/plugin.h"
 #include "platform.h"
+#include "fault.h"
 
 #include <apr_file_info.h>
 #include <apr_file_io.h>
@@ -364,6 +365,32 @@ static void test_cancelled_plugin_tasks_release(void)
     apr_pool_destroy(p);
 }
 
+/* Issue 10 item 15: a plugin that cannot be mapped for want of memory is
+ * reported as that (APR_ENOMEM, a message that says so and is never
+ * empty), not as "not a loadable object". The fault point fails the load
+ * as a failing mmap would, with no loader message at all. */
+static void test_load_out_of_memory(void)
+{
+    apr_pool_t *p;
+    pp_registry_t *reg;
+    const char *path;
+    char err[1024], want[256];
+
+    apr_pool_create(&p, t_root);
+    T_OK_FATAL(pp_registry_create(&reg, p));
+    path = plugin(p, "tp_good");
+    pp__fault_arm(PP__FAULT_DSO_LOAD, 1);
+    CU_ASSERT_EQUAL(pp_registry_load(reg, path, err, sizeof(err)), APR_ENOMEM);
+    apr_strerror(APR_ENOMEM, want, sizeof(want));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, path));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "out of memory"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+    CU_ASSERT_PTR_NULL(strstr(err, "not a loadable object"));
+    CU_ASSERT_EQUAL(pp_registry_count(reg), 0);
+    T_OK(pp_registry_load(reg, path, err, sizeof(err)));    /* and then it loads */
+    apr_pool_destroy(p);
+}
+
 /* pp_job_line_split: the job line parser of the tool and the service. */
 static void expect_split(const char *text, apr_status_t want, const char *type, const char *arg)
 {
@@ -413,4 +440,5 @@ void t_register_plugin(void)
     CU_add_test(s, "unload waits for a running plugin task", test_unload_waits_for_running_task);
     CU_add_test(s, "cancelled plugin tasks are released", test_cancelled_plugin_tasks_release);
     CU_add_test(s, "job lines: TYPE ARG, blanks, comments", test_job_line_split);
+    CU_add_test(s, "15: a load out of memory says so", test_load_out_of_memory);
 }
