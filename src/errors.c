@@ -11,6 +11,7 @@ static const char *const messages[PP_END_ERROR - PP_START_ERROR] = {
     "a task type of that name is already registered",
     "not a parkpool plugin",
     "the plugin was built for an incompatible parkpool ABI",
+    "the task's deadline passed before it started",
     "the task ended its worker thread (pthread_exit or the like)",
 };
 

@@ -1276,7 +1276,7 @@ void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
     out->queued = out->submitted - started - cancelled;
     out->threads = pool->nstarted;
     out->blocked = load32(&pool->nwaiting);
-    out->idle = load32(&pool->nidle);
+    out->threads_idle = load32(&pool->nidle);
 }
 
 void pp__pool_hold_lock(pp_pool_t *pool, int hold)

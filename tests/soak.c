@@ -65,7 +65,7 @@ static void *APR_THREAD_FUNC watchdog(apr_thread_t *t, void *data)
     while (!apr_atomic_read32(&s->stop)) {
         apr_sleep(apr_time_from_msec(100));
         pp_pool_stats(s->pool, &st);
-        if (st.completed + st.failed != s->last_done || st.queued == 0 || st.idle < st.threads) {
+        if (st.completed + st.failed != s->last_done || st.queued == 0 || st.threads_idle < st.threads) {
             s->last_done = st.completed + st.failed;
             s->since = apr_time_now();
             continue;

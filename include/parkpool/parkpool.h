@@ -48,8 +48,9 @@ typedef apr_status_t (*pp_task_fn)(void *arg, pp_task_ctx_t *ctx);
 #define PP_EDUPTYPE    (PP_START_ERROR + 5) /**< task type already registered */
 #define PP_EPLUGIN     (PP_START_ERROR + 6) /**< not a parkpool plugin */
 #define PP_EABI        (PP_START_ERROR + 7) /**< plugin built for another ABI */
-#define PP_ETHREADEXIT (PP_START_ERROR + 8) /**< the task ended its worker thread */
-#define PP_END_ERROR   (PP_START_ERROR + 9) /**< one past the last code above */
+#define PP_EEXPIRED    (PP_START_ERROR + 8) /**< a task's deadline passed before it started */
+#define PP_ETHREADEXIT (PP_START_ERROR + 9) /**< the task ended its worker thread */
+#define PP_END_ERROR   (PP_START_ERROR + 10) /**< one past the last code above */
 
 /** A child process of a task exited with status code (1..255); the exec
  *  plugin fails its tasks with it. pp_strerror() prints the number. */
@@ -103,7 +104,7 @@ typedef struct pp_stats_t {
     apr_uint64_t parks, unparks;   /* sleep/wake traffic */
     apr_uint64_t threads;          /* workers the pool started */
     apr_uint64_t blocked;          /* submitters waiting for room right now */
-    apr_uint64_t idle;             /* workers parked for lack of work right now */
+    apr_uint64_t threads_idle;     /* workers parked for lack of work right now */
 } pp_stats_t;
 
 /** A named task with an optional release hook, for callers that need them. */
