@@ -89,10 +89,10 @@ enum { JOIN_NONE, JOIN_BUSY, JOIN_DONE };
 
 /* Fairness: of every FAIR_EVERY tasks a worker picks between searches,
  * one is the global queue's oldest and one may be its own deque's oldest
- * (pick_oldest), not the newest of its deque (LIFO alone lets a task that resubmits itself
- * starve its older siblings and outside submits for as long as it goes
- * on). Go's scheduler looks at its global queue every 61st tick for the
- * same reason; parkpool.h states the bound. */
+ * (pick_oldest), not the newest of its deque: LIFO alone lets a task that
+ * resubmits itself starve its older siblings and outside submits for as
+ * long as it goes on. Go's scheduler looks at its global queue every 61st
+ * tick for the same reason; parkpool.h states the bounds. */
 #define FAIR_EVERY PP_FAIR_EVERY
 #define FAIR_AGE PP_FAIR_AGE
 
@@ -492,11 +492,11 @@ static int oldest_overdue(pp__worker_t *w)
 
 /* Twice in every FAIR_EVERY picks, an older task rather than the newest:
  * the global queue's oldest, and, half a round later, its own deque's
- * oldest if that has waited FAIR_AGE. Not its own
- * oldest every time: that starts a new depth-first frontier in the deque
- * each time, and a fan-out tree then fills the deque with half-finished
- * levels until it spills into the global queue (bench W6 ran at half
- * speed). A deque's oldest entry is usually stolen long before it ages. */
+ * oldest if that has waited FAIR_AGE. Not the deque's oldest every time:
+ * each such pick starts a new depth-first frontier in the deque, and a
+ * fan-out tree then fills it with half-finished levels until it spills
+ * into the global queue (bench W6 ran at half speed). A deque's oldest
+ * entry is usually stolen long before it ages. */
 static int pick_oldest(pp__worker_t *w, pp__entry_t *e)
 {
     if (--w->fair == FAIR_EVERY / 2)
