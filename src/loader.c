@@ -49,26 +49,24 @@ static const pp__plugin_t *loaded_named(const pp_registry_t *reg, const char *na
 }
 
 /* apr_dso_load failed on a file that exists. The dynamic loader's own
- * words when it has some (dlerror: a bad ELF header, a missing symbol),
- * else APR's for the status, never an empty message; and a file that is
- * fine but could not be mapped for want of memory is not called "not a
- * loadable object": that is APR_ENOMEM, worth a retry. */
+ * words when it has some (dlerror, or Windows' message: a bad header, a
+ * missing dependency), else APR's for the status, never an empty message;
+ * and a file that could not be mapped for want of memory is not called
+ * "not a loadable object": that is APR_ENOMEM, worth a retry. */
 static apr_status_t dso_failure(apr_status_t rv, apr_dso_handle_t *dso, const char *path,
                                 char *err, apr_size_t errlen)
 {
     char msg[512], status[256];
-    const char *why = rv == APR_EDSOOPEN && dso ? apr_dso_error(dso, msg, sizeof(msg)) : NULL;
-    int memory;
+    const char *why = dso ? apr_dso_error(dso, msg, sizeof(msg)) : NULL;
 
     if (!why || !*why || strcmp(why, "No Error") == 0)
-        why = apr_strerror(rv == APR_EDSOOPEN ? APR_ENOMEM : rv, status, sizeof(status));
-    memory = rv == APR_ENOMEM || strstr(why, "memory") || strstr(why, "map segment");
-    if (rv == APR_EDSOOPEN && !memory) {
-        say(err, errlen, path, "not a loadable object: %s", why);
-        return PP_EPLUGIN;
+        why = apr_strerror(rv, status, sizeof(status));
+    if (APR_STATUS_IS_ENOMEM(rv) || strstr(why, "memory") || strstr(why, "map segment")) {
+        say(err, errlen, path, "cannot load it, out of memory: %s", why);
+        return APR_ENOMEM;
     }
-    say(err, errlen, path, "cannot load it%s: %s", memory ? " (out of memory?)" : "", why);
-    return memory ? APR_ENOMEM : rv;
+    say(err, errlen, path, "not a loadable object: %s", why);
+    return PP_EPLUGIN;
 }
 
 /* Runs the checks and init; on success the plugin is the registry's. */

@@ -728,10 +728,10 @@ static void start_idle(pp__worker_t *w)
     n = load32(&pool->nidle);
     pool->idle[n] = w;
     atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
+    pp__counter_add(&w->parks, 1);    /* counted before pp_pool_create() returns */
     if (++pool->nready == pool->cfg.threads)
         pp__cond_broadcast(pool->exited);    /* pp_pool_create() waits */
     pp__mutex_unlock(pool->lock);
-    pp__counter_add(&w->parks, 1);
     pp__park(w->parker);
 }
 
