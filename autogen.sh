@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Regenerate configure and the Makefile.in files from a git checkout.
 set -e
 cd "$(dirname "$0")"

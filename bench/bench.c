@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pp_bench: parkpool beside its peers, the same workloads in one run.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The benchmark table as bar charts, one panel per column, bars per pool
 # clustered by worker count. pp_bench writes the data (plot.dat); run with
 #   gnuplot -e "datafile='plot.dat'; outfile='bench.png'" plot.gp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # PP_CHECK_APR: find APR 1.x the way APR-based projects do.
 # pkg-config apr-1 first; --with-apr=PREFIX or an apr-1-config on PATH as
 # the fallback. Sets APR_CFLAGS and APR_LIBS. APR 1.7+ is needed for the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # PP_CHECK_CUNIT: CUnit for `make check`, through pkg-config cunit, with a
 # plain header/library probe as the fallback (some builds ship no .pc).
 AC_DEFUN([PP_CHECK_CUNIT], [

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # PP_WITH_PARK: choose the park/unpark backend.
 #   --with-park=futex  Linux futex (FUTEX_WAIT/WAKE_PRIVATE)
 #   --with-park=cond   APR mutex + condition variable (any APR platform)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # PP_CHECK_CFLAG(FLAG, ACTION-IF-OK): does the C compiler take FLAG
 # (with -Werror, so that "unknown option" warnings count as no)?
 AC_DEFUN([PP_CHECK_CFLAG], [

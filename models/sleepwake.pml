@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sleep/wake protocol of src/pool.c, for spin.
  *

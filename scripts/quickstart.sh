@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Quick start, step one: install the Debian packages the build needs (only
 # those missing), bootstrap, configure and build in ./build, then run the
 # main job: parkpool hashing the licence texts every Debian machine has,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Counters for the hot path. The pool's statistics counters each have one
  * writer at a time (a worker's own, or the queue lock's holder), so they

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "config.h"
 #include "pool_private.h"
 #include "park.h"
 #include "platform.h"

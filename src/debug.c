@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The failure half of debug.h's assertions. */
 #include "config.h"
 #include "debug.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Contracts that execute: PP__ASSERT(x) checks an invariant in
  * --enable-debug builds (CI's sanitizer builds use them) and costs nothing

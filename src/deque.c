@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The work-stealing deque (deque.h). Orderings, as in Le et al. 2013,
  * except that every store to bottom is a release: the paper's release
@@ -16,6 +17,7 @@
  *   passed it (pp__deque_full reads top with acquire), so a winning thief's
  *   copy was never torn.
  */
+#include "config.h"
 #include "deque.h"
 
 #define MASK (PP__DEQUE_SIZE - 1)

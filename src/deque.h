@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A worker's local run queue: a fixed-size work-stealing deque after
  * Chase and Lev, in the C11 form of Le, Pop, Cohen and Zappa Nardelli,

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "config.h"
 #include "fault.h"
 
 #include <stdatomic.h>

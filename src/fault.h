@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Fault injection, SQLite style: a test arms a point to fail on its n-th
  * hit, so the unwinding of paths that real systems rarely take (a thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fork() and the library's objects. A fork copies the memory of the whole
  * process but only the thread that called it: in the child, a pool's

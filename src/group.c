@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Groups: a count of pending tasks, the first failure among them and a
  * condition variable for the threads that wait. A waiter that is a worker
@@ -9,6 +10,7 @@
  * (pp_group_cancel), never the other way round; pool.c calls into the
  * group only with the queue lock released.
  */
+#include "config.h"
 #include "pool_private.h"
 #include "fault.h"
 #include "fork.h"

@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The "TYPE ARG" job line (plugin.h): one parser for every reader of them,
  * the tool's job files and the service's sockets alike. */
+#include "config.h"
 #include "parkpool/plugin.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Loading plugins with apr_dso. Nothing in a plugin is called before its
  * entry has passed the magic and ABI checks, and a load that fails at any
@@ -5,6 +6,7 @@
  * staged during init and committed only at the end, and the plugin's own
  * subpool (which unloads the DSO when destroyed) is dropped.
  */
+#include "config.h"
 #include "registry_private.h"
 #include "fault.h"
 #include "platform.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The park/unpark seam: one parker per worker, three backends
  * (park_futex.c on Linux, park_cond.c on any APR platform,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Portable parker: a mutex and condition variable of its own (sync.h)
  * guarding the same three-state token as the futex backend. The mutex
@@ -6,6 +7,7 @@
  * variables wait on the monotonic clock, so a timed park is not moved by
  * a step of the wall clock (APR's own would be).
  */
+#include "config.h"
 #include "park.h"
 #include "sync.h"
 

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Linux futex backend of park_word.h. */
+#include "config.h"
 #include "park.h"
 #include "park_word.h"
 

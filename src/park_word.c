@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The park.h token on a word the OS can sleep on, after Rust std's
  * sys/sync/thread_parking/futex.rs. The backend (park_futex.c or
@@ -14,6 +15,7 @@
  * equal, so an unpark that lands between our decrement and the wait is
  * never lost; spurious returns loop here.
  */
+#include "config.h"
 #include "park.h"
 #include "park_word.h"
 #include "sync.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The two backends that sleep on a word (Linux futex, Windows
  * WaitOnAddress) share park_word.c, which keeps the three-state token of

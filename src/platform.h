@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the pool needs from the OS beyond APR and the parker: naming the
  * calling thread, counting CPUs and hearing of forks. platform_posix.c implements it for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* POSIX side of platform.h. */
 #include "config.h"
 #include "platform.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The pool core: workers, the sleep/wake protocol, shutdown and stats.
  *

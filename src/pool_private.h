@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What pool.c, group.c and config.c share. Not installed.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The pool's task queue: a FIFO ring of entries held inline, so a submit
  * copies five words and allocates nothing once the ring has grown to the

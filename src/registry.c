@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The task-type registry and typed submission.
  *
@@ -17,6 +18,7 @@
  * with its own lock); lookups and submits may run concurrently with them
  * and with each other.
  */
+#include "config.h"
 #include "registry_private.h"
 #include "fork.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What registry.c and loader.c share. Not installed. */
 #ifndef PP_REGISTRY_PRIVATE_H
 #define PP_REGISTRY_PRIVATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A mutex and a condition variable whose timed waits run on the monotonic
  * clock. APR's apr_thread_cond_timedwait() takes a relative timeout but

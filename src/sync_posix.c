@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* POSIX side of sync.h: pthreads, with condition variables on
  * CLOCK_MONOTONIC where the C library lets us choose their clock. */
 #include "config.h"

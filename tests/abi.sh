@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The shared library exports the public pp_ API and nothing else: no pp__
 # internals, no helpers without the prefix.
 set -u
@@ -18,6 +19,15 @@ for want in pp_pool_create pp_submit pp_submit_ex pp_pool_shutdown pp_pool_stats
             pp_job_line_split; do
     printf '%s\n' "$syms" | grep -qx "$want" || { echo "abi: $want not exported"; status=1; }
 done
+# The pkg-config file tells out-of-tree plugins where to go.
+pc="${top_builddir:-.}/parkpool.pc"
+if command -v pkg-config >/dev/null 2>&1 && [ -f "$pc" ]; then
+    dir=$(PKG_CONFIG_PATH="${top_builddir:-.}" pkg-config --variable=plugindir parkpool)
+    case "$dir" in
+        */parkpool/plugins) ;;
+        *) echo "abi: parkpool.pc has no plugindir (got '$dir')"; status=1 ;;
+    esac
+fi
 echo "abi: $count pp_ symbols exported"
 [ $status -eq 0 ] && echo "1 passed, 0 failed" || echo "0 passed, 1 failed"
 exit $status

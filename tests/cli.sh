@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Shell tests of the parkpool tool, run by make check from the build tree
 # (so the bundled plugins are found without -P). win32/cross-test.sh runs
 # them under wine too: PP_CLI names the program, PP_WRAP the wrapper that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * pp_soak: long stress for `make soak`, not `make check`. Two workloads on
  * the park backend this build has (configure --with-park picks it):
@@ -12,6 +13,7 @@
  * (a lost wakeup), and the run fails at once. So does a miscount at the
  * end. usage: pp_soak [ROUNDS] [WORKERS]; ROUNDS defaults to 10^7.
  */
+#include "config.h"
 #include "parkpool/parkpool.h"
 
 #include <apr_atomic.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Model-checks the sleep/wake protocol with spin: models/sleepwake.pml must
 # verify (no invalid end state, no task left queued while a worker sleeps,
 # no worker left asleep after a drain) and its mutants (sleepwake_naive.pml,

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The bundled plugins (plugins/): hash, exec and demo, loaded as shipped. */
+#include "config.h"
 #include "testutil.h"
 #include "parkpool/plugin.h"
 

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Bad input, configuration defaults, status texts, injected failures. */
+#include "config.h"
 #include "testutil.h"
 #include "fault.h"
 

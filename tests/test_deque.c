@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The work-stealing deque (src/deque.c): its order, its bound, and every
  * entry taken exactly once while thieves race the owner. */
+#include "config.h"
 #include "testutil.h"
 #include "deque.h"
 

@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Correctness at the edges: one test per defect found when the library was
  * used the way an embedding service uses it (issue 10's numbered items are
  * named in each test's title). Each fails on the code before its fix.
  */
+#include "config.h"
 #include "testutil.h"
 #include "parkpool/plugin.h"
 #include "fault.h"

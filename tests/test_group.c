@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Groups: wait, timeout, first failure, cancel, reuse, lifetime. */
+#include "config.h"
 #include "testutil.h"
 #include "fault.h"
 

@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The CUnit runner: `pp_test` runs every suite, `pp_test SUITE...` only
  * those named (valgrind runs pick the core ones).
  */
+#include "config.h"
 #include "testutil.h"
 
 #include <CUnit/Basic.h>

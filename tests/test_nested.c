@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tasks inside tasks: a task that waits for the children it submitted
  * (fork-join), fan-out during a drain, and the fairness bound between a
  * worker's own newest tasks and older or outside ones (issue 10's items
  * 17, 19 and 18, named in the titles). Each fails on the code before.
  */
+#include "config.h"
 #include "testutil.h"
 
 #include <apr_time.h>

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parker (src/park.h), tested directly on whichever backend is built. */
+#include "config.h"
 #include "testutil.h"
 #include "park.h"
 

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The registry and the loader, against real plugins built in tests/plugins. */
+#include "config.h"
 #include "testutil.h"
 #include "parkpool/plugin.h"
 #include "platform.h"

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pool core: exactly-once, wakeups, nesting, failures, names, stacks, idle. */
+#include "config.h"
 #include "testutil.h"
 #include "pool_private.h"
 

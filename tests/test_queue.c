@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The inline ring queue (src/queue.c). */
+#include "config.h"
 #include "testutil.h"
 #include "fault.h"
 #include "queue.h"

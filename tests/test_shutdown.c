@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shutdown: drain, cancel, timeouts, repeated calls, parent pool destruction. */
+#include "config.h"
 #include "testutil.h"
 
 #include <apr_time.h>

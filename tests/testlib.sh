@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers of the shell tests (tests/cli.sh, examples/unix-service/test.sh,
 # win32/service/test.sh): PASS/FAIL lines, counts, and waiting for a log.
 # Source it, then end with `summary`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the tests read from the OS to check the pool from outside: thread
  * counts, names and stacks, CPU time, and a watchdog for hangs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* POSIX side of testos.h (thread facts via /proc and glibc on Linux). */
 #include "config.h"
 #include "testos.h"

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "config.h"
 #include "testutil.h"
 
 #include <apr_time.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by the CUnit suites. */
 #ifndef PP_TESTUTIL_H
 #define PP_TESTUTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Windows side of cli_os.h. The console runs a control handler in a thread
  * of its own, which is where the callback runs; CancelSynchronousIo makes

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Cross-build parkpool for 64-bit Windows with mingw-w64 on Debian, from
 # scratch, and run its test suite and CLI tests under wine:
 #

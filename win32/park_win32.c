@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Windows backend of park_word.h: WaitOnAddress / WakeByAddressSingle
  * (Windows 8 and later, -lsynchronization). Like FUTEX_WAIT, WaitOnAddress
  * sleeps only while the word still holds the expected value and may return
  * spuriously; park_word.c handles both.
  */
+#include "config.h"
 #include "park.h"
 #include "park_word.h"
 

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Windows side of platform.h. */
+#include "config.h"
 #include "platform.h"
 #include "pool_private.h"
 

@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Windows side of sync.h: SRW locks and condition variables. Their waits
  * take a relative timeout in milliseconds, counted by the system's tick,
  * which a change of the wall clock does not move. */
+#include "config.h"
 #include "sync.h"
 
 #include <windows.h>

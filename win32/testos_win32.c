@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Windows side of testos.h. */
+#include "config.h"
 #include "testos.h"
 
 #include <apr_strings.h>

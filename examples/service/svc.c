@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The service task loop (svc.h): one thread polls the listening socket and
  * the clients with an APR pollset, queues each line as a task, answers it,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The task loop that both service examples run: the Unix daemon
  * (examples/unix-service/parkpoold.c) and the Windows service host

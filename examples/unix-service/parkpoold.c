@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parkpoold: parkpool embedded in a Unix daemon (see svc.h for what it
  * serves). It runs in the foreground, as systemd and other supervisors

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The Unix service example, end to end: start parkpoold on a Unix socket,
 # feed it tasks, reload its plugin folder with SIGHUP, stop it with SIGTERM
 # while tasks are queued, and check that every accepted task ran and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parkpool: a thread pool whose workers sleep with per-thread park/unpark.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parkpool plugins: named task types, a registry, and the ABI that
  * loadable plugins (.so / .dll) export.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * demo: small task types for examples, tests and benchmarks.
  *   demo.sleep MS   sleep MS milliseconds (stops early, cancelled, if asked)
@@ -5,6 +6,7 @@
  *   demo.fail TEXT  emit TEXT, then fail
  *   demo.echo TEXT  emit TEXT
  */
+#include "config.h"
 #include "parkpool/plugin.h"
 
 #include <apr_strings.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exec: "exec.sh COMMAND" runs COMMAND with the system shell (/bin/sh -c;
  * %COMSPEC% /C, that is cmd.exe, on Windows), emits each line of its

@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hash: "hash.md5 FILE" and "hash.sha1 FILE" print exactly the line that
  * md5sum / sha1sum print for FILE. The file is streamed in 64 KiB reads
  * through APR-util's digests; nothing holds the whole file.
  */
+#include "config.h"
 #include "parkpool/plugin.h"
 
 #include <apr_file_io.h>

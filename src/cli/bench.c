@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parkpool bench: runs the benchmark program (bench/bench.c, installed
  * as $(pkglibexecdir)/pp_bench) with the given arguments and passes its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parkpool tool's pieces. */
 #ifndef PP_CLI_H
 #define PP_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the tool needs from the OS beyond APR: Ctrl-C, its own file name,
  * and whether stderr is a terminal. cli_os_posix.c and win32/cli_os_win32.c

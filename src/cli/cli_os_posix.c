@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * POSIX side of cli_os.h. SIGINT is blocked in every thread and taken by
  * sigwait in a watcher, so the callback runs as ordinary code, not in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parkpool: run plugin tasks on a parkpool pool from the command line.
  *

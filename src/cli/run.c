@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parkpool run: stream tasks into a bounded pool, print their result lines
  * whole (as they finish, or in input order with -k), a progress bar on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: pp_job_line_split, the parser of the job lines that
  * `parkpool run` reads from files and parkpoold from its clients. Besides
@@ -5,6 +6,7 @@
  * arg point into the line, type is a non-empty run of non-blanks, arg
  * starts past the blanks, and a comment or blank line gives APR_EOF.
  */
+#include "config.h"
 #include "parkpool/plugin.h"
 
 #include <assert.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target: the parse functions of a bundled plugin, the code that
  * reads the ARG of every job line. Built once per plugin, with the

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Has pp_plugin_entry, with the wrong magic: its init must never run. */
+#include "config.h"
 #include "parkpool/plugin.h"
 
 #include <stdlib.h>

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Built for a newer ABI minor than the host has: its init must never run. */
+#include "config.h"
 #include "parkpool/plugin.h"
 
 #include <stdlib.h>

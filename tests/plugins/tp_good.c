@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A valid test plugin: "good.echo", "good.num" (parses a number), and
  * "good.block" (blocks until the test's flag at the given address is set). */
+#include "config.h"
 #include "parkpool/plugin.h"
 
 #include <apr_atomic.h>

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Registers a type, then fails its init: the type must not stay behind. */
+#include "config.h"
 #include "parkpool/plugin.h"
 
 static apr_status_t run(void *arg, pp_task_ctx_t *ctx)

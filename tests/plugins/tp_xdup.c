@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Adds a new type, then one that "good" owns already, and ignores the
  * failure: the load must fail anyway, and dup.fresh must not stay behind. */
+#include "config.h"
 #include "parkpool/plugin.h"
 
 static apr_status_t run(void *arg, pp_task_ctx_t *ctx)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ppservice: parkpool embedded in a Windows service, serving the same task
  * loop as the Unix daemon (examples/service/svc.h).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The Windows service example under wine's own service manager: sc create,
 # net start, tasks over TCP, net stop while tasks are queued (reported
 # SERVICE_STOP_PENDING with a wait hint, then SERVICE_STOPPED, exit code 0,
