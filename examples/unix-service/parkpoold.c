@@ -14,6 +14,7 @@
  * sigwait, so what they do runs as ordinary code.
  */
 #include "svc.h"
+#include "pp_paths.h"    /* PP_PLUGIN_DIR, PP_RUNSTATE_DIR: this build's install paths */
 
 #include <apr_general.h>
 #include <apr_getopt.h>
@@ -24,6 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+
+#define PPD_DEFAULT_LISTEN "unix:" PP_RUNSTATE_DIR "/parkpoold/parkpoold.sock"
+#define PPD_PLUGIN_DIR PP_PLUGIN_DIR
 
 static int use_syslog;
 

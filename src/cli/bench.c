@@ -7,6 +7,7 @@
  * tool has no business depending on.
  */
 #include "config.h"
+#include "pp_paths.h"
 #include "cli.h"
 
 #include <apr_file_info.h>
@@ -15,8 +16,11 @@
 
 #include <string.h>
 
+#define PP_BENCH_PROGRAM PP_LIBEXEC_DIR "/pp_bench"
+
 /* Run from the build tree, the tool takes the benchmark built beside it;
- * installed, the one in PP_BENCH_PROGRAM. NULL when there is none. */
+ * installed, the one in PP_BENCH_PROGRAM (when this build installs one).
+ * NULL when there is none. */
 static const char *bench_program(const char *argv0, apr_pool_t *p)
 {
     const char *tree = cli_build_tree_path(argv0, "../bench/pp_bench", p);
@@ -24,7 +28,7 @@ static const char *bench_program(const char *argv0, apr_pool_t *p)
 
     if (tree)
         return tree;
-#ifdef PP_BENCH_PROGRAM
+#ifdef PP_BENCH_INSTALLED
     if (apr_stat(&fi, PP_BENCH_PROGRAM, APR_FINFO_TYPE, p) == APR_SUCCESS
         && fi.filetype == APR_REG)
         return PP_BENCH_PROGRAM;

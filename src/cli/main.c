@@ -8,6 +8,7 @@
  *   parkpool bench [BENCHMARK OPTION]...
  */
 #include "config.h"
+#include "pp_paths.h"
 #include "cli.h"
 #include "cli_os.h"
 
@@ -21,9 +22,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifndef PP_PLUGIN_DIR
-#define PP_PLUGIN_DIR "/usr/local/lib/parkpool/plugins"
-#endif
 
 void cli_error(const char *fmt, ...)
 {
