@@ -178,7 +178,7 @@ PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" "$top/configure" -q --host=$host \
 make -s -j"$jobs" >/dev/null
 make -s -j"$jobs" check TESTS= >/dev/null
 make -s install >/dev/null
-for f in .libs/libparkpool-2.dll .libs/libparkpool.a .libs/libparkpool.dll.a parkpool.exe \
+for f in .libs/libparkpool-3.dll .libs/libparkpool.a .libs/libparkpool.dll.a parkpool.exe \
          plugins/.libs/hash.dll plugins/.libs/exec.dll plugins/.libs/demo.dll \
          tests/.libs/pp_test.exe tests/plugins/.libs/tp_good.dll win32/service/.libs/ppservice.exe; do
     [ -f "$f" ] || { echo "win32: $f was not built" >&2; exit 1; }
