@@ -44,6 +44,25 @@
  * So a worker is woken. The same argument covers the last searcher's
  * extra wake-up.
  *
+ * The seq_cst fences, numbered where they stand. Each pair is a Dekker
+ * handshake: each side writes, fences, then reads what the other wrote,
+ * so at least one of the two sees the other.
+ *
+ *   submitter / pusher                     worker going idle (F1) or last
+ *                                          searcher finding work (F4)
+ *   ------------------------------------   ---------------------------------
+ *   F2 push_local: push into own deque;    F1 search(), under the lock:
+ *      fence; read nsearching, nidle          nidle++, nsearching--; fence;
+ *   F5 pp__pool_help: steal surplus in        scan every deque
+ *      own deque; fence; read the same     F4 found_work(): nsearching--
+ *   F3 enqueue, under the lock: push on       (release); fence; read nidle,
+ *      the global queue; fence; read          qlen, every deque
+ *      nsearching
+ *
+ * F1 pairs with F2 and F5 (and with F4, whose decrement it may see before
+ * the steal's push: hence the release), F3 with F4 (F1's look at the
+ * global queue is under the same lock as F3's push and needs no fence).
+ *
  * A parker's token makes an unpark that comes before its park harmless
  * (park.h); a worker popped from the stack is owed exactly one token, by
  * the thread that popped it. The idle stack is LIFO: the most recently
@@ -496,8 +515,8 @@ static int oldest_overdue(pp__worker_t *w)
  * oldest if that has waited FAIR_AGE. Not the deque's oldest every time:
  * each such pick starts a new depth-first frontier in the deque, and a
  * fan-out tree then fills it with half-finished levels until it spills
- * into the global queue (bench W6 ran at half speed). A deque's oldest
- * entry is usually stolen long before it ages. */
+ * into the global queue. A deque's oldest entry is usually stolen long
+ * before it ages. */
 static int pick_oldest(pp__worker_t *w, pp__entry_t *e)
 {
     if (--w->fair == FAIR_EVERY / 2)
@@ -530,7 +549,7 @@ static void found_work(pp__worker_t *w)
      * worker whose task may block (models/sleepwake.pml, STEAL_REORDER). */
     if (atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_release) != 1)
         return;
-    atomic_thread_fence(memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);    /* F4: pairs with F1, F2, F3 */
     if (load32(&pool->nidle) > 0 && work_visible(pool))
         wake_one(pool);
 }
@@ -551,13 +570,12 @@ static apr_uint32_t search_budget(const pp__worker_t *w)
 /* w slept `slept` microseconds in a park. If a search within the bound
  * would have caught the task that woke it, search twice that long next
  * time (within the bound). Without this a pool can settle into parking a
- * moment too early every time: one submitter waiting for each task (bench
- * W3) brings the next task a wake-up later than the last (30-60 us on a VM
- * whose idle vCPUs halt), longer than the shrunken budget, so every round
- * can pay two wake-ups where polling costs 0.5 us (one full bench run had
- * a 48 us W3 median; with this rule, W3 parks 10 times less). A pool whose
- * tasks come in bursts far apart (W5) sleeps far longer than any budget
- * and keeps the short one. */
+ * moment too early every time: one submitter waiting for each task brings
+ * the next task a wake-up later than the last, longer than the shrunken
+ * budget, so every round pays two wake-ups where polling would cost far
+ * less (docs/design.md, "The search budget"). A pool whose tasks come in
+ * bursts far apart sleeps far longer than any budget and keeps the short
+ * one. */
 static void after_park(pp__worker_t *w, apr_time_t slept)
 {
     if (slept > 0)    /* the wall clock may have stepped back */
@@ -600,9 +618,8 @@ static int search(pp__worker_t *w, pp__entry_t *e)
             /* When workers outnumber the cores, the thread that would
              * bring the work may be waiting for this one's core: give it
              * a chance now and then rather than spin past it into a park
-             * that costs it a wake-up syscall later (bench W1 with 4
-             * workers on 2 cores: 22,000-42,000 parks without this, under
-             * ten with it). Cheap when nobody else wants the core. */
+             * that costs it a wake-up syscall later. Cheap when nobody
+             * else wants the core. */
             if ((i & 255) == 255) {
                 /* Timed from here: a search that ends sooner reads no clock. */
                 if (i == 255)
@@ -654,7 +671,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         pool->idle[n] = w;
         atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
         atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
-        atomic_thread_fence(memory_order_seq_cst);
+        atomic_thread_fence(memory_order_seq_cst);    /* F1: pairs with F2, F4, F5 */
         if (deques_busy(pool)) {
             /* A task came into a deque while we announced ourselves: take
              * the announcement back and go after it. */
@@ -914,7 +931,7 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
      * at this queue, under this lock, before it may sleep). */
     if (load32(&pool->nidle) == 0)
         goto out;
-    atomic_thread_fence(memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);    /* F3: pairs with F4 */
     searching = load32(&pool->nsearching);
     want = pp__queue_len(&pool->queue);
     want = want > searching ? want - searching : 0;
@@ -942,7 +959,7 @@ static apr_status_t push_local(pp__worker_t *w, const pp__entry_t *e)
         return PP_ESHUTDOWN;
     pp__counter_add(&w->submitted, 1);    /* before the task can start */
     pp__deque_push(w->deque, e);
-    atomic_thread_fence(memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);    /* F2: pairs with F1, F4 */
     if (wake_wanted(pool))
         wake_one(pool);
     return APR_SUCCESS;
@@ -1071,7 +1088,7 @@ int pp__pool_help(pp_pool_t *pool)
             return 0;
         /* Half a deque came along: if nobody searches, wake a hand for
          * it, as a searcher does (this one may go back to a long task). */
-        atomic_thread_fence(memory_order_seq_cst);
+        atomic_thread_fence(memory_order_seq_cst);    /* F5: as F2 */
         if (pp__deque_len(w->deque) > 0 && wake_wanted(pool))
             wake_one(pool);
     }

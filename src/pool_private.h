@@ -15,14 +15,12 @@
 #define PP__DEFAULT_STACK  ((apr_size_t)2 * 1024 * 1024)
 #define PP__MAX_CAPACITY   (1u << 30)
 #define PP__MAX_SPIN       (1u << 20)
-/* The most polls of the queues before a worker sleeps: about 90 us on the
- * 2-core CI machine (a poll reads the global queue's length and every
- * deque's ends, 22 ns, with a yield each 256), below the millisecond an idle
- * pool may take to go to sleep. A task that arrives meanwhile is taken
- * without a futex wait or wake on either side, which on a VM saves the
- * 30-60 us of waking a halted vCPU (bench W3: 0.5 us median round trip with
- * it against 60 without). pool.c adapts each worker's budget between this
- * and 1/16 of it (about 5 us). */
+/* The most polls of the queues before a worker sleeps: well below the
+ * millisecond an idle pool may take to go to sleep, long enough that a
+ * task arriving meanwhile is taken without a futex wait or wake on either
+ * side (waking a halted vCPU costs far more than the polls). pool.c adapts
+ * each worker's budget between this and 1/16 of it. docs/design.md, "The
+ * search budget", has the measurements. */
 #define PP__DEFAULT_SPIN   4000u
 #define PP__DEFAULT_PREFIX "pp-worker"
 
@@ -33,8 +31,8 @@
  * a task no sooner, but they take cores from the threads that bring the
  * work (with more workers than cores) and fight each other and the
  * submitter for the queue lock, each taking one task where one poller
- * would take several (bench W1, 2 workers: 110 ns/task with the cap,
- * 160-250 without). Go's scheduler caps its spinning threads alike.
+ * would take several (docs/design.md, "The search budget"). Go's
+ * scheduler caps its spinning threads alike.
  */
 static inline int pp__may_poll(apr_uint32_t up, apr_uint32_t others)
 {
