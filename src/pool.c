@@ -211,6 +211,9 @@ struct pp_pool_t {
     char pad3[CACHE_LINE];
 };
 
+/* The precondition of every *_locked helper, checked in debug builds. */
+#define ASSERT_LOCKED(pool) PP__ASSERT(pp__mutex_held((pool)->lock))
+
 /* Set on each worker thread: tells nested submits and self-waits apart. */
 static _Thread_local pp__worker_t *current;
 
@@ -232,6 +235,7 @@ static apr_uint32_t load_state(pp_pool_t *pool)
 /* Called with the lock held. */
 static void set_state_locked(pp_pool_t *pool, apr_uint32_t state)
 {
+    ASSERT_LOCKED(pool);
     atomic_store_explicit(&pool->state, state, memory_order_relaxed);
 }
 
@@ -248,18 +252,23 @@ static int own_worker(const pp_pool_t *pool)
 }
 
 /* Called with the lock held, after the global queue changed. */
-static void publish_qlen(pp_pool_t *pool)
+static void publish_qlen_locked(pp_pool_t *pool)
 {
+    ASSERT_LOCKED(pool);
     atomic_store_explicit(&pool->qlen, pp__queue_len(&pool->queue), memory_order_relaxed);
 }
 
 /* Called with the lock held: take the most recently idle worker. It
  * counts as searching from here on, so that the submits right behind this
  * one leave the others asleep. */
-static pp__worker_t *pop_idle(pp_pool_t *pool)
+static pp__worker_t *pop_idle_locked(pp_pool_t *pool)
 {
     apr_uint32_t n = load32(&pool->nidle);
 
+    ASSERT_LOCKED(pool);
+    /* Each worker is idle, searching (or counted so by its waker), or
+     * neither; never both. */
+    PP__ASSERT(n + load32(&pool->nsearching) <= pool->cfg.threads);
     if (n == 0)
         return NULL;
     atomic_store_explicit(&pool->nidle, n - 1, memory_order_relaxed);
@@ -283,7 +292,7 @@ static void wake_one(pp_pool_t *pool)
 
     pp__mutex_lock(pool->lock);
     if (wake_wanted(pool))
-        w = pop_idle(pool);
+        w = pop_idle_locked(pool);
     pp__mutex_unlock(pool->lock);
     if (w)
         pp__unpark(w->parker);
@@ -408,6 +417,7 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
  * waiter looks again. */
 static void room_made_locked(pp_pool_t *pool)
 {
+    ASSERT_LOCKED(pool);
     if (pool->nwaiting_batch > 0)
         pp__cond_broadcast(pool->not_full);
     else if (load32(&pool->nwaiting) > 0)
@@ -424,6 +434,8 @@ static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
     pp__entry_t more[GLOBAL_BATCH];
     apr_uint32_t len = pp__queue_len(&pool->queue), n = 0;
 
+    ASSERT_LOCKED(pool);
+
     if (!pp__queue_pop(&pool->queue, e))
         return 0;
     if (pool->cfg.queue_capacity == 0 && len > 2) {
@@ -436,7 +448,7 @@ static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
         for (len = 0; len < n; len++)
             pp__queue_pop(&pool->queue, &more[len]);
     }
-    publish_qlen(pool);
+    publish_qlen_locked(pool);
     room_made_locked(pool);
     while (n > 0)
         pp__deque_push(w->deque, &more[--n]);
@@ -661,7 +673,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
             }
             if (pool->state == STATE_CANCELLING || !tasks_running(pool)) {
                 atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
-                while ((x = pop_idle(pool)) != NULL)
+                while ((x = pop_idle_locked(pool)) != NULL)
                     pp__unpark(x->parker);
                 pp__mutex_unlock(pool->lock);
                 return 0;
@@ -707,6 +719,8 @@ static void leave_locked(pp_pool_t *pool)
     int last = pool->live == 0 && pool->inside == 0;
     int free_it = last && pool->orphaned;
 
+    ASSERT_LOCKED(pool);
+
     /* Shutdown callers wait for live, closers for inside, on one cond
      * (pp_pool_create() for nready, too). */
     if (pool->live == 0 || pool->inside == 0)
@@ -720,6 +734,7 @@ static void leave_locked(pp_pool_t *pool)
 static void leave(pp_pool_t *pool)
 {
     pp__mutex_lock(pool->lock);
+    PP__ASSERT(pool->inside > 0);
     pool->inside--;
     leave_locked(pool);
 }
@@ -784,6 +799,7 @@ static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
     pp__exit_watch(NULL);
     current = NULL;
     pp__mutex_lock(pool->lock);
+    PP__ASSERT(pool->live > 0);
     pool->live--;
     leave_locked(pool);    /* the last touch of pool: it may be freed */
     return NULL;
@@ -851,9 +867,10 @@ void pp__thread_died(void *data)
                                                   : pp_strerror(rv, msg, sizeof(msg)));
     pp__mutex_lock(pool->lock);
     if (pp__deque_len(w->deque) > 0)
-        x = pop_idle(pool);
+        x = pop_idle_locked(pool);
     if (x)
         pp__unpark(x->parker);
+    PP__ASSERT(pool->live > 0);
     pool->live--;
     leave_locked(pool);    /* the last touch of pool: it may be freed */
 }
@@ -862,10 +879,12 @@ void pp__thread_died(void *data)
  * PP_ESHUTDOWN, or PP_EFULL under PP_NOWAIT). A worker must never wait for
  * room in its own pool's queue: if every worker did, nobody would make
  * room. Its submits go past the capacity. */
-static apr_status_t wait_room(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flags)
+static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flags)
 {
     apr_uint32_t cap = pool->cfg.queue_capacity;
     int own = own_worker(pool);
+
+    ASSERT_LOCKED(pool);
 
     for (;;) {
         if (!accepting(pool, own))
@@ -910,7 +929,7 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
         && load32(&pool->qlen) + (apr_uint64_t)n > pool->cfg.queue_capacity)
         return load_state(pool) == STATE_RUNNING ? PP_EFULL : PP_ESHUTDOWN;
     pp__mutex_lock(pool->lock);
-    rv = wait_room(pool, n, flags);
+    rv = wait_room_locked(pool, n, flags);
     if (rv != APR_SUCCESS)
         goto out;
     for (i = 0; i < n; i++) {
@@ -925,7 +944,7 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
         }
     }
     pp__counter_add(&pool->submitted, n);
-    publish_qlen(pool);
+    publish_qlen_locked(pool);
     /* nidle changes only under the lock we hold: with nobody idle there is
      * nobody to wake, and no fence to pay (every worker is awake and looks
      * at this queue, under this lock, before it may sleep). */
@@ -937,7 +956,7 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
     want = want > searching ? want - searching : 0;
     if (want > n)
         want = n;
-    while (want-- > 0 && (w = pop_idle(pool)) != NULL) {
+    while (want-- > 0 && (w = pop_idle_locked(pool)) != NULL) {
         if (nwake < BATCH_WAKE_MAX)
             wake[nwake++] = w;
         else
@@ -1057,7 +1076,7 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
     pp__mutex_lock(pool->lock);
     pool->inside++;    /* until pp__pool_drop(): the pool must stay */
     rv = pp__queue_take_group(&pool->queue, g, out);
-    publish_qlen(pool);
+    publish_qlen_locked(pool);
     if (rv == APR_SUCCESS && load32(&pool->nwaiting))
         pp__cond_broadcast(pool->not_full);    /* many slots may be free */
     pp__mutex_unlock(pool->lock);
@@ -1165,7 +1184,7 @@ static void drop_until(pp_pool_t *pool, pp__queue_t *q, apr_time_t deadline)
     PP__ASSERT(pp__queue_len(&pool->queue) == 0);
     pp__queue_destroy(&pool->queue);
     pp__queue_move(&pool->queue, q);
-    publish_qlen(pool);
+    publish_qlen_locked(pool);
     pp__mutex_unlock(pool->lock);
 }
 
@@ -1208,12 +1227,12 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
         /* Take the whole ring (what an earlier cancel's deadline left in it
          * too): dropping happens outside the lock. */
         pp__queue_move(&dropped, &pool->queue);
-        publish_qlen(pool);
+        publish_qlen_locked(pool);
     }
     else if (pool->state == STATE_RUNNING) {
         set_state_locked(pool, STATE_DRAINING);
     }
-    while ((w = pop_idle(pool)) != NULL)
+    while ((w = pop_idle_locked(pool)) != NULL)
         pp__unpark(w->parker);
     if (load32(&pool->nwaiting))
         pp__cond_broadcast(pool->not_full);

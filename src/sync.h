@@ -28,6 +28,11 @@ apr_status_t pp__mutex_create(pp__mutex_t **m, apr_pool_t *p);
 void pp__mutex_lock(pp__mutex_t *m);
 void pp__mutex_unlock(pp__mutex_t *m);
 
+#ifdef PP_DEBUG
+/** Debug builds: whether the calling thread holds m (for PP__ASSERT). */
+int pp__mutex_held(pp__mutex_t *m);
+#endif
+
 /** A condition variable from p, destroyed with it. */
 apr_status_t pp__cond_create(pp__cond_t **c, apr_pool_t *p);
 

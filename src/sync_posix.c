@@ -4,6 +4,7 @@
 #include "config.h"
 #include "sync.h"
 #include "fork.h"
+#include "sync_owner.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -15,7 +16,15 @@
 struct pp__mutex_t {
     pthread_mutex_t m;
     apr_uint32_t gen;
+    PP__OWNER_FIELD
 };
+
+#ifdef PP_DEBUG
+int pp__mutex_held(pp__mutex_t *m)
+{
+    return PP__OWNER_IS_SELF(m);
+}
+#endif
 
 struct pp__cond_t {
     pthread_cond_t c;
@@ -61,6 +70,7 @@ apr_status_t pp__mutex_create(pp__mutex_t **out, apr_pool_t *p)
     if (rc != 0)
         return rc;
     m->gen = pp__fork_watch();
+    PP__OWNER_INIT(m);
     apr_pool_cleanup_register(p, m, mutex_cleanup, apr_pool_cleanup_null);
     *out = m;
     return APR_SUCCESS;
@@ -69,10 +79,12 @@ apr_status_t pp__mutex_create(pp__mutex_t **out, apr_pool_t *p)
 void pp__mutex_lock(pp__mutex_t *m)
 {
     pthread_mutex_lock(&m->m);
+    PP__OWNER_SET(m);
 }
 
 void pp__mutex_unlock(pp__mutex_t *m)
 {
+    PP__OWNER_CLEAR(m);
     pthread_mutex_unlock(&m->m);
 }
 
@@ -103,7 +115,9 @@ apr_status_t pp__cond_create(pp__cond_t **out, apr_pool_t *p)
 
 void pp__cond_wait(pp__cond_t *c, pp__mutex_t *m)
 {
+    PP__OWNER_CLEAR(m);
     pthread_cond_wait(&c->c, &m->m);
+    PP__OWNER_SET(m);
 }
 
 apr_status_t pp__cond_wait_until(pp__cond_t *c, pp__mutex_t *m, apr_time_t deadline)
@@ -112,7 +126,7 @@ apr_status_t pp__cond_wait_until(pp__cond_t *c, pp__mutex_t *m, apr_time_t deadl
     apr_time_t now = pp__clock_mono(), at;
 
     if (deadline == PP__FOREVER) {
-        pthread_cond_wait(&c->c, &m->m);
+        pp__cond_wait(c, m);
         return APR_SUCCESS;
     }
     if (now >= deadline)
@@ -126,7 +140,9 @@ apr_status_t pp__cond_wait_until(pp__cond_t *c, pp__mutex_t *m, apr_time_t deadl
     ts.tv_nsec = (long)(at % APR_USEC_PER_SEC) * 1000L;
     /* ETIMEDOUT is not trusted on its own: the caller's next call, or
      * its own check, reads the monotonic clock again. */
+    PP__OWNER_CLEAR(m);
     pthread_cond_timedwait(&c->c, &m->m, &ts);
+    PP__OWNER_SET(m);
     return APR_SUCCESS;
 }
 

@@ -4,12 +4,21 @@
  * which a change of the wall clock does not move. */
 #include "config.h"
 #include "sync.h"
+#include "sync_owner.h"
 
 #include <windows.h>
 
 struct pp__mutex_t {
     SRWLOCK l;
+    PP__OWNER_FIELD
 };
+
+#ifdef PP_DEBUG
+int pp__mutex_held(pp__mutex_t *m)
+{
+    return PP__OWNER_IS_SELF(m);
+}
+#endif
 
 struct pp__cond_t {
     CONDITION_VARIABLE c;
@@ -22,6 +31,7 @@ apr_status_t pp__mutex_create(pp__mutex_t **out, apr_pool_t *p)
     if (!m)
         return APR_ENOMEM;
     InitializeSRWLock(&m->l);    /* nothing to destroy */
+    PP__OWNER_INIT(m);
     *out = m;
     return APR_SUCCESS;
 }
@@ -29,10 +39,12 @@ apr_status_t pp__mutex_create(pp__mutex_t **out, apr_pool_t *p)
 void pp__mutex_lock(pp__mutex_t *m)
 {
     AcquireSRWLockExclusive(&m->l);
+    PP__OWNER_SET(m);
 }
 
 void pp__mutex_unlock(pp__mutex_t *m)
 {
+    PP__OWNER_CLEAR(m);
     ReleaseSRWLockExclusive(&m->l);
 }
 
@@ -49,7 +61,9 @@ apr_status_t pp__cond_create(pp__cond_t **out, apr_pool_t *p)
 
 void pp__cond_wait(pp__cond_t *c, pp__mutex_t *m)
 {
+    PP__OWNER_CLEAR(m);
     SleepConditionVariableSRW(&c->c, &m->l, INFINITE, 0);
+    PP__OWNER_SET(m);
 }
 
 apr_status_t pp__cond_wait_until(pp__cond_t *c, pp__mutex_t *m, apr_time_t deadline)
@@ -58,7 +72,7 @@ apr_status_t pp__cond_wait_until(pp__cond_t *c, pp__mutex_t *m, apr_time_t deadl
     DWORD ms;
 
     if (deadline == PP__FOREVER) {
-        SleepConditionVariableSRW(&c->c, &m->l, INFINITE, 0);
+        pp__cond_wait(c, m);
         return APR_SUCCESS;
     }
     left = deadline - pp__clock_mono();
@@ -67,7 +81,9 @@ apr_status_t pp__cond_wait_until(pp__cond_t *c, pp__mutex_t *m, apr_time_t deadl
     /* Rounded up, so that a wait never ends before its deadline; a longer
      * one is cut into several by the caller's loop. */
     ms = left / 1000 >= INFINITE - 1 ? INFINITE - 1 : (DWORD)((left + 999) / 1000);
+    PP__OWNER_CLEAR(m);
     SleepConditionVariableSRW(&c->c, &m->l, ms, 0);
+    PP__OWNER_SET(m);
     return APR_SUCCESS;
 }
 
