@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void pp__word_wait(volatile apr_uint32_t *word, apr_interval_time_t timeout)
+void pp__word_wait(_Atomic apr_uint32_t *word, apr_interval_time_t timeout)
 {
     struct timespec ts;
 
@@ -21,7 +21,7 @@ void pp__word_wait(volatile apr_uint32_t *word, apr_interval_time_t timeout)
             timeout < 0 ? NULL : &ts, NULL, 0);
 }
 
-void pp__word_wake(volatile apr_uint32_t *word)
+void pp__word_wake(_Atomic apr_uint32_t *word)
 {
     syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }

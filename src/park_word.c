@@ -5,11 +5,14 @@
  * win32/park_win32.c) provides wait and wake; deadlines are on sync.h's
  * monotonic clock.
  *
- * Orderings: apr_atomic_* are full barriers, stronger than needed. What the
- * token must order is "unparker's writes before unpark" -> "parker's reads
- * after park", a release/acquire pair that the full barriers give. The
- * pool does not even rely on that (tasks move under the queue mutex), but
- * a parker that promised less would be a trap for its next user.
+ * Orderings, the least that the token promises (as futex.rs): what the
+ * unparker wrote before unpark is visible to the parker once park has
+ * returned. So unpark's swap is a release, and every place where park can
+ * return takes the token with an acquire: the decrement that finds it, the
+ * CAS that consumes it after a wait, a timed park's final swap. The OS
+ * wait orders nothing and needs nothing. (The pool moves tasks under its
+ * lock or through the deques' own release/acquire, so it does not lean on
+ * this; a parker that promised less would be a trap for its next user.)
  *
  * The OS wait compares the word with PARKED and sleeps only if they are
  * equal, so an unpark that lands between our decrement and the wait is
@@ -20,28 +23,41 @@
 #include "park_word.h"
 #include "sync.h"
 
-#include <apr_atomic.h>
+#include <stdatomic.h>
 
 struct pp__parker_t {
-    volatile apr_uint32_t state;
+    _Atomic apr_uint32_t state;
 };
 
 apr_status_t pp__parker_create(pp__parker_t **parker, apr_pool_t *p)
 {
-    *parker = apr_pcalloc(p, sizeof(**parker));
-    return *parker ? APR_SUCCESS : APR_ENOMEM;
+    *parker = apr_palloc(p, sizeof(**parker));
+    if (!*parker)
+        return APR_ENOMEM;
+    atomic_init(&(*parker)->state, PP__PARK_EMPTY);
+    return APR_SUCCESS;
 }
 
+/* Take the token after a wait, if an unpark left one. */
 static int consume(pp__parker_t *parker)
 {
-    return apr_atomic_cas32(&parker->state, PP__PARK_EMPTY, PP__PARK_NOTIFIED)
+    apr_uint32_t notified = PP__PARK_NOTIFIED;
+
+    return atomic_compare_exchange_strong_explicit(&parker->state, &notified, PP__PARK_EMPTY,
+                                                   memory_order_acquire, memory_order_relaxed);
+}
+
+/* NOTIFIED(1) - 1 = EMPTY: the token was there and is taken (acquire);
+ * EMPTY(0) - 1 = PARKED: the caller must wait. */
+static int take_or_mark_parked(pp__parker_t *parker)
+{
+    return atomic_fetch_sub_explicit(&parker->state, 1, memory_order_acquire)
            == PP__PARK_NOTIFIED;
 }
 
 void pp__park(pp__parker_t *parker)
 {
-    /* NOTIFIED(1) - 1 = EMPTY: token consumed; EMPTY(0) - 1 = PARKED. */
-    if (apr_atomic_dec32(&parker->state) == 0)
+    if (take_or_mark_parked(parker))
         return;
     do
         pp__word_wait(&parker->state, -1);
@@ -52,7 +68,7 @@ apr_status_t pp__park_timed(pp__parker_t *parker, apr_interval_time_t timeout)
 {
     apr_time_t deadline, now;
 
-    if (apr_atomic_dec32(&parker->state) == 0)
+    if (take_or_mark_parked(parker))
         return APR_SUCCESS;
     /* On the monotonic clock, so that a wall-clock step neither stretches
      * nor cuts a wait, and the wait shrinks across spurious returns
@@ -65,13 +81,14 @@ apr_status_t pp__park_timed(pp__parker_t *parker, apr_interval_time_t timeout)
     }
     /* Leave PARKED; an unpark may have raced in just now, and then its
      * token is ours to take rather than to leave for the next park. */
-    return apr_atomic_xchg32(&parker->state, PP__PARK_EMPTY) == PP__PARK_NOTIFIED
-           ? APR_SUCCESS : APR_TIMEUP;
+    return atomic_exchange_explicit(&parker->state, PP__PARK_EMPTY, memory_order_acquire)
+           == PP__PARK_NOTIFIED ? APR_SUCCESS : APR_TIMEUP;
 }
 
 int pp__park_notified(pp__parker_t *parker)
 {
-    return apr_atomic_read32(&parker->state) == PP__PARK_NOTIFIED;
+    /* A look for the tests: it promises no ordering. */
+    return atomic_load_explicit(&parker->state, memory_order_relaxed) == PP__PARK_NOTIFIED;
 }
 
 void pp__unpark(pp__parker_t *parker)
@@ -79,6 +96,7 @@ void pp__unpark(pp__parker_t *parker)
     /* Waking after the swap touches only the address: if the owner woke on
      * its own and its pool was freed meanwhile, a wake on a stale address
      * is harmless (both OSes only look the address up). */
-    if (apr_atomic_xchg32(&parker->state, PP__PARK_NOTIFIED) == PP__PARK_PARKED)
+    if (atomic_exchange_explicit(&parker->state, PP__PARK_NOTIFIED, memory_order_release)
+        == PP__PARK_PARKED)
         pp__word_wake(&parker->state);
 }

@@ -15,9 +15,9 @@
  * microseconds (negative: no limit). May return early or spuriously; the
  * caller re-checks the word.
  */
-void pp__word_wait(volatile apr_uint32_t *word, apr_interval_time_t timeout);
+void pp__word_wait(_Atomic apr_uint32_t *word, apr_interval_time_t timeout);
 
 /** Wake one thread sleeping on word, if any. */
-void pp__word_wake(volatile apr_uint32_t *word);
+void pp__word_wake(_Atomic apr_uint32_t *word);
 
 #endif

@@ -11,7 +11,7 @@
 
 #include <windows.h>
 
-void pp__word_wait(volatile apr_uint32_t *word, apr_interval_time_t timeout)
+void pp__word_wait(_Atomic apr_uint32_t *word, apr_interval_time_t timeout)
 {
     apr_uint32_t parked = PP__PARK_PARKED;
     DWORD ms = INFINITE;
@@ -22,7 +22,7 @@ void pp__word_wait(volatile apr_uint32_t *word, apr_interval_time_t timeout)
     WaitOnAddress(word, &parked, sizeof(parked), ms);
 }
 
-void pp__word_wake(volatile apr_uint32_t *word)
+void pp__word_wake(_Atomic apr_uint32_t *word)
 {
     WakeByAddressSingle((PVOID)word);
 }
