@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The sleep/wake protocol of src/pool.c, for spin.
+ * The sleep/wake protocol of src/core/pool.c, for spin.
  *
  * W workers, each with a deque (a count here) and a three-state parker
- * modelled on the futex backend (src/park_word.c: the futex wait sleeps
+ * modelled on the futex backend (src/park/park_word.c: the futex wait sleeps
  * only while the word is PARKED, and may return spuriously, up to
  * SPURIOUS times per worker so that the system can quiesce). S outside
  * submitters each put T tasks on the global queue, under the queue lock.
@@ -43,7 +43,7 @@
  * Checked too: when nothing can move, a drained pool without a blocked
  * task has no worker left (nobody sleeps through the end of a drain).
  *
- * Four mutants that spin must reject (tests/spin.sh): sleepwake_naive.pml
+ * Four mutants that spin must reject (tests/sh/spin.sh): sleepwake_naive.pml
  * defines NAIVE, where the worker checks the queues and announces itself
  * idle in two separate steps, the classic lost wakeup (on the global queue
  * and on the deques alike); NO_NESTED_WAKE makes a nested submit wake

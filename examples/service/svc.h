@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The task loop that both service examples run: the Unix daemon
- * (examples/unix-service/parkpoold.c) and the Windows service host
- * (win32/service/ppservice.c). Only the host differs: how it is started,
+ * (examples/service/unix/parkpoold.c) and the Windows service host
+ * (examples/service/win32/ppservice.c). Only the host differs: how it is started,
  * how it is told to stop, where the log goes.
  *
  * Clients connect to a stream socket ("unix:PATH" or "tcp:HOST:PORT") and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the tool needs from the OS beyond APR: Ctrl-C, its own file name,
- * and whether stderr is a terminal. cli_os_posix.c and win32/cli_os_win32.c
+ * and whether stderr is a terminal. cli_os_posix.c and cli_os_win32.c
  * implement it, so that main.c and run.c stay free of #ifdef.
  */
 #ifndef PP_CLI_OS_H

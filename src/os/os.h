@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the pool needs from the OS beyond APR and the parker: naming the
+ * calling thread, counting CPUs and hearing of forks. os_posix.c implements it for
+ * Unix; a Windows port adds os_win32.c. The core includes no
+ * OS header and has no #ifdef of its own.
+ */
+#ifndef PP_OS_H
+#define PP_OS_H
+
+#include <apr.h>
+#include <apr_errno.h>
+
+/** Longest thread name the OS keeps, without the terminating NUL. */
+apr_size_t pp__thread_name_max(void);
+
+/** Name the calling thread (already cut to pp__thread_name_max()); best effort. */
+void pp__thread_set_name(const char *name);
+
+/** The file name ending of loadable modules: ".so", or ".dll". */
+const char *pp__dso_suffix(void);
+
+/** Whether the OS takes file names that differ only in case for one
+ *  (Windows: "GOOD.DLL" is a module as much as "good.dll"). */
+int pp__names_ignore_case(void);
+
+/** Have pp__fork_child() (fork.h) called in the child of every later
+ *  fork(); the first call registers it, later ones cost a pthread_once.
+ *  A no-op where processes do not fork (Windows). */
+void pp__watch_forks(void);
+
+/** Arm (data non-NULL) or disarm (NULL) the calling thread's exit watch:
+ *  if the thread ends while armed, other than by returning from its
+ *  function (a task called pthread_exit, ExitThread), pp__thread_died(data)
+ *  (pool_private.h) runs on it as it goes. The first arm in a process
+ *  creates the thread-specific key; APR_SUCCESS or why it could not. */
+apr_status_t pp__exit_watch(void *data);
+
+/** Online CPUs, at least 1. */
+apr_uint32_t pp__cpu_count(void);
+
+#endif

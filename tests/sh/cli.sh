@@ -1,0 +1,169 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Shell tests of the parkpool tool, run by make check from the build tree
+# (so the bundled plugins are found without -P). tools/win32/cross-build.sh runs
+# them under wine too: PP_CLI names the program, PP_WRAP the wrapper that
+# runs it, PP_WINDOWS=1 leaves out what only POSIX has (ptys, ulimit).
+set -u
+ppbin="${PP_CLI:-${top_builddir:-.}/parkpool}"
+windows="${PP_WINDOWS:-0}"
+if [ "$windows" = 1 ]; then dso=.dll sep=';'; else dso=.so sep=:; fi
+pp() { ${PP_WRAP:-} "$ppbin" "$@"; }
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT INT TERM
+
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/support/testlib.sh"
+json_field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1" | tail -n 1; }
+
+# --- hash.sha1 over a tree of 2,000 files is exactly what sha1sum prints
+mkdir -p "$work/tree"
+i=0
+while [ $i -lt 2000 ]; do
+    d="$work/tree/d$((i % 20))"
+    mkdir -p "$d"
+    printf 'file %d\n%s\n' "$i" "$(printf '%*s' $((i % 97)) '')" > "$d/f$i"
+    i=$((i + 1))
+done
+find "$work/tree" -type f | sort > "$work/list"
+sed 's/^/hash.sha1 /' "$work/list" > "$work/jobs"
+xargs sha1sum < "$work/list" > "$work/want"
+pp run -j 4 -f "$work/jobs" > "$work/got" 2> "$work/err"
+check "hash.sha1 x 2000 exit status" "$?" 0
+sort "$work/got" > "$work/got.sorted"
+sort "$work/want" > "$work/want.sorted"
+if cmp -s "$work/got.sorted" "$work/want.sorted"; then ok "hash.sha1 x 2000 = sha1sum (sorted)"; else bad "hash.sha1 x 2000 differs from sha1sum"; fi
+pp run -j 4 -k -f "$work/jobs" > "$work/got.k" 2>/dev/null
+if cmp -s "$work/got.k" "$work/want"; then ok "-k keeps input order"; else bad "-k output not in input order"; fi
+pp run -j 3 hash.md5 $(head -n 50 "$work/list") > "$work/md5" 2>/dev/null
+if [ "$(sort "$work/md5")" = "$(head -n 50 "$work/list" | xargs md5sum | sort)" ]; then ok "hash.md5 from the command line = md5sum"; else bad "hash.md5 differs from md5sum"; fi
+
+# --- PARKPOOL_PLUGIN_PATH: a list in the OS's own form (';' on Windows)
+mkdir "$work/extra"
+cp "${top_builddir:-.}/tests/plugins/.libs/tp_good$dso" "$work/extra/"
+check "PARKPOOL_PLUGIN_PATH list" \
+    "$(PARKPOOL_PLUGIN_PATH="$work/none$sep$work/extra" pp run good.echo listed 2>/dev/null | tr -d '\r')" listed
+
+# --- options may follow the tasks; "--" ends them
+check "options after tasks" "$(pp run demo.echo a b -k -j 2 2>/dev/null | tr '\n' ' ')" "a b "
+check "-- ends the options" "$(pp run -- demo.echo -x 2>/dev/null)" "-x"
+
+# --- exit statuses
+pp run exec.sh 'echo hi' > "$work/out" 2>/dev/null
+check "exec.sh success exits 0" "$?" 0
+check "exec.sh output" "$(cat "$work/out")" hi
+pp run exec.sh 'exit 3' > /dev/null 2> "$work/err"
+check "exec.sh exit 3 exits 1" "$?" 1
+if grep -q 'exec.sh exit 3: the child process exited with status 3' "$work/err"; then ok "exec.sh failure reported"; else bad "exec.sh failure not reported: $(cat "$work/err")"; fi
+pp run hash.sha1 "$work/missing" > /dev/null 2> "$work/err"
+check "unreadable file exits 1" "$?" 1
+grep -qi "no such file\|cannot find the file\|file not found" "$work/err" && ok "unreadable file reported with the OS error" || bad "no OS error in: $(cat "$work/err")"
+pp run hash.sha11 x > /dev/null 2> "$work/err"
+check "unknown type exits 2" "$?" 2
+grep -q "did you mean 'hash.sha1'" "$work/err" && ok "did-you-mean suggestion" || bad "no suggestion in: $(cat "$work/err")"
+printf 'demo.echo a\n\n# comment\ndemo.echo b\ndemo.echo\n' > "$work/badjob"
+pp run -f "$work/badjob" > "$work/out" 2> "$work/err"
+check "malformed job line exits 2" "$?" 2
+grep -q "line 5: expected 'TYPE ARG'" "$work/err" && ok "malformed line named by number" || bad "no line number in: $(cat "$work/err")"
+pp run -f "$work/nope" > /dev/null 2> "$work/err"
+check "unreadable job file exits 2" "$?" 2
+# A folder opens on Linux and fails only when read (EISDIR): not an empty job list.
+pp run -f "$work" > /dev/null 2> "$work/err"
+check "a folder as job file exits 2" "$?" 2
+grep -q "cannot read job file" "$work/err" && ok "a folder as job file reported" || bad "no read error in: $(cat "$work/err")"
+pp run demo.sleep abc > /dev/null 2> "$work/err"
+check "bad argument exits 2" "$?" 2
+pp frobnicate > /dev/null 2>&1
+check "unknown command exits 2" "$?" 2
+pp run > /dev/null 2>&1
+check "no tasks exits 2" "$?" 2
+pp --version | grep -q '^parkpool ' && ok "--version" || bad "--version"
+pp --help | grep -q 'usage: parkpool' && ok "--help" || bad "--help"
+pp plugins | grep -q 'hash.sha1' && ok "plugins lists hash.sha1" || bad "plugins"
+pp plugins --json | grep -q '"name":"exec.sh"' && ok "plugins --json" || bad "plugins --json"
+printf 'demo.echo x\ndemo.fail y\n' | pp run --json -f - > /dev/null 2> "$work/err"
+check "--json exit status" "$?" 1
+check "--json done" "$(json_field "$work/err" done)" 1
+check "--json failed" "$(json_field "$work/err" failed)" 1
+
+# --- Ctrl-C: once drains, twice cancels (wine turns SIGINT into the
+# console's CTRL_C_EVENT, so this runs for Windows too). The handler is in
+# place once a task has run, so each run's first task prints a line and the
+# signal waits for it: a background job ignores SIGINT until then.
+ready() {   # ready FILE: wait (30 s at most) for the run's first line in FILE
+    n=0
+    while ! grep -q '^ready$' "$1" 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+}
+echo "demo.echo ready" > "$work/sleeps"
+i=0
+while [ $i -lt 40 ]; do echo "demo.sleep 150" >> "$work/sleeps"; i=$((i + 1)); done
+${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/sleeps" > "$work/out1" 2> "$work/int1" &
+pid=$!
+ready "$work/out1"
+kill -INT $pid
+wait $pid
+check "one SIGINT exits 130" "$?" 130
+check "one SIGINT drains: done" "$(json_field "$work/int1" done)" 41
+check "one SIGINT drains: cancelled" "$(json_field "$work/int1" cancelled)" 0
+${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/sleeps" > "$work/out2" 2> "$work/int2" &
+pid=$!
+ready "$work/out2"
+# Two signals sent together may arrive as one, so keep sending until it ends.
+n=0
+while kill -INT $pid 2>/dev/null && [ $n -lt 100 ]; do sleep 0.2; n=$((n + 1)); done
+wait $pid
+check "two SIGINTs exit 130" "$?" 130
+done2=$(json_field "$work/int2" done)
+cancelled2=$(json_field "$work/int2" cancelled)
+failed2=$(json_field "$work/int2" failed)    # running sleeps stop early, cancelled
+if [ "${cancelled2:-0}" -gt 0 ] && [ $((done2 + failed2 + cancelled2)) -eq 41 ]; then
+    ok "two SIGINTs cancel the queue ($done2 done, $failed2 stopped, $cancelled2 cancelled)"
+else
+    bad "two SIGINTs: done=$done2 failed=$failed2 cancelled=$cancelled2"
+fi
+
+# --- the progress bar: on a pseudo-terminal, never in a pipe
+if [ "$windows" = 1 ]; then
+    echo "SKIP: progress bar on a terminal (no pty for a Windows console)"
+elif command -v script > /dev/null 2>&1; then
+    script -qec "$ppbin run -j 1 demo.sleep 300 300 300" /dev/null > "$work/tty" 2>&1
+    grep -q 'ETA\|/s' "$work/tty" && ok "progress bar on a terminal" || bad "no progress bar under script"
+else
+    echo "SKIP: script(1) not installed"
+fi
+pp run -j 1 demo.sleep 300 300 300 > "$work/piped" 2>&1
+grep -q 'ETA' "$work/piped" && bad "progress bar in a pipe" || ok "no progress bar when piped"
+pp run --progress -j 1 demo.sleep 300 300 > /dev/null 2> "$work/forced"
+grep -q 'ETA' "$work/forced" && ok "--progress forces it" || bad "--progress ignored"
+
+# --- parkpool bench runs the benchmark built beside it (Linux only)
+if [ "$windows" = 1 ]; then
+    pp bench --quick > /dev/null 2> "$work/bench.err"
+    check "bench without the benchmark exits 2" "$?" 2
+    grep -q 'not installed' "$work/bench.err" && ok "bench says why" || bad "bench: $(cat "$work/bench.err")"
+else
+    pp bench --quick --reps 1 --only parkpool --out "$work/bench" > "$work/bench.out" 2>&1
+    check "bench --quick exits 0" "$?" 0
+    rows=$(grep -cE '^parkpool +[24] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/bench.out")
+    check "bench: a row of figures for 2 and 4 workers" "$rows" 2
+    [ -s "$work/bench/results.csv" ] && ok "bench wrote results.csv" || bad "bench wrote no results.csv"
+    pp bench --quick --reps 1 --only parkpool --work W6 --out "$work/bench" > "$work/bench.out" 2>&1
+    rows=$(grep -cE '^parkpool +[24]( +-){7} +[0-9.]+$' "$work/bench.out")
+    check "bench --work W6: only W6 figures" "$rows" 2
+    pp bench --no-such-option > /dev/null 2>&1
+    check "bench passes a bad option's exit status on" "$?" 2
+    pp bench --quick --work W1,W7 > /dev/null 2>&1
+    check "bench refuses a workload it does not have" "$?" 2
+fi
+
+# --- streaming: 300,000 lines in bounded memory (the whole file at ~8 KiB
+# a task would need over 2 GB of address space)
+awk 'BEGIN { for (i = 0; i < 300000; i++) print "demo.echo " i }' > "$work/big"
+if [ "$windows" = 1 ]; then    # wine itself needs more address space than the limit
+    pp run -j 2 --json -f "$work/big" > "$work/big.out" 2> "$work/big.err"
+else
+    (ulimit -v 1000000; pp run -j 2 --json -f "$work/big" > "$work/big.out" 2> "$work/big.err")
+fi
+check "300,000-line job file exits 0" "$?" 0
+check "300,000 results" "$(wc -l < "$work/big.out" | tr -d ' ')" 300000
+
+summary

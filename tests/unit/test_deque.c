@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The work-stealing deque (src/core/deque.c): its order, its bound, and every
+ * entry taken exactly once while thieves race the owner. */
+#include "config.h"
+#include "testutil.h"
+#include "core/deque.h"
+
+#include <stdlib.h>
+
+static pp__deque_t *new_deque(void)
+{
+    pp__deque_t *d = apr_palloc(t_root, sizeof(*d));
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    pp__deque_init(d);
+    return d;
+}
+
+static pp__entry_t entry(apr_uintptr_t i)
+{
+    pp__entry_t e = { NULL, (void *)i, NULL, NULL, NULL };
+    return e;
+}
+
+/* The owner pops newest first, a thief takes oldest first; the deque holds
+ * PP__DEQUE_SIZE entries and says when it is full, across wrap-around. */
+static void test_deque_order_and_bound(void)
+{
+    pp__deque_t *d = new_deque();
+    pp__entry_t e;
+    apr_uintptr_t i, round;
+
+    for (round = 0; round < 3; round++) {    /* the indices wrap the ring */
+        CU_ASSERT_FALSE(pp__deque_pop(d, &e));
+        CU_ASSERT_EQUAL(pp__deque_steal(d, &e), 0);
+        for (i = 0; i < PP__DEQUE_SIZE; i++) {
+            CU_ASSERT_FALSE(pp__deque_full(d));
+            e = entry(i);
+            pp__deque_push(d, &e);
+        }
+        CU_ASSERT_TRUE(pp__deque_full(d));
+        CU_ASSERT_EQUAL(pp__deque_len(d), PP__DEQUE_SIZE);
+        CU_ASSERT_EQUAL(pp__deque_steal(d, &e), 1);
+        CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, 0);
+        CU_ASSERT_FALSE(pp__deque_full(d));
+        CU_ASSERT_TRUE(pp__deque_pop(d, &e));
+        CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, PP__DEQUE_SIZE - 1);
+        for (i = 1; i < PP__DEQUE_SIZE / 2; i++) {
+            CU_ASSERT_EQUAL_FATAL(pp__deque_steal(d, &e), 1);
+            CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, i);
+        }
+        for (i = PP__DEQUE_SIZE - 2; i >= PP__DEQUE_SIZE / 2; i--) {
+            CU_ASSERT_TRUE_FATAL(pp__deque_pop(d, &e));
+            CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, i);
+        }
+        CU_ASSERT_EQUAL(pp__deque_len(d), 0);
+    }
+}
+
+/* One owner pushing and popping, three thieves stealing, a million
+ * entries: each is taken exactly once, by somebody. */
+#define RACE_THIEVES 3
+
+typedef struct race {
+    pp__deque_t *d;
+    volatile apr_uint32_t *hits;
+    volatile apr_uint32_t done;
+    volatile apr_uint32_t stolen;
+} race;
+
+static void take(race *r, const pp__entry_t *e)
+{
+    apr_atomic_inc32(&r->hits[(apr_uintptr_t)e->arg]);
+}
+
+static void thief(void *arg)
+{
+    race *r = arg;
+    pp__entry_t e;
+    int rv;
+
+    for (;;) {
+        rv = pp__deque_steal(r->d, &e);
+        if (rv > 0) {
+            take(r, &e);
+            apr_atomic_inc32(&r->stolen);
+        }
+        else if (rv == 0 && apr_atomic_read32(&r->done)) {
+            break;
+        }
+    }
+}
+
+static void test_deque_race(void)
+{
+    apr_uint32_t n = t_scaled(1000000), i, bad = 0, pushed = 0;
+    race r;
+    t_thread *th[RACE_THIEVES];
+    pp__entry_t e;
+
+    r.d = new_deque();
+    r.hits = calloc(n, sizeof(*r.hits));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r.hits);
+    r.done = 0;
+    r.stolen = 0;
+    for (i = 0; i < RACE_THIEVES; i++)
+        th[i] = t_spawn(thief, &r);
+    /* Bursts of pushes with a pop every third push, as a task that submits
+     * children and runs some itself; a full deque is popped down. */
+    while (pushed < n) {
+        if (pp__deque_full(r.d)) {
+            if (pp__deque_pop(r.d, &e))
+                take(&r, &e);
+            continue;
+        }
+        e = entry(pushed++);
+        pp__deque_push(r.d, &e);
+        if (pushed % 3 == 0 && pp__deque_pop(r.d, &e))
+            take(&r, &e);
+    }
+    while (pp__deque_pop(r.d, &e))
+        take(&r, &e);
+    apr_atomic_set32(&r.done, 1);
+    for (i = 0; i < RACE_THIEVES; i++)
+        t_join(th[i]);
+    for (i = 0; i < n; i++)
+        bad += r.hits[i] != 1;
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(pp__deque_len(r.d), 0);
+    /* The race was real: the thieves took a share (on one core too, since
+     * the owner yields the CPU at its time-slice ends). */
+    CU_ASSERT(r.stolen > 0);
+    free((void *)r.hits);
+}
+
+/* Item 20 of issue 10: a thief reads top and the oldest slot, then
+ * stalls; meanwhile the deque goes round its index range (here: top and
+ * bottom moved on by 2^32, as 2^32 pushes and steals would move them) and
+ * the slot holds another entry. Its claim must fail: with 32-bit indices
+ * top would read the same again, the CAS would succeed, and the thief
+ * would run a copy of an entry already taken. Then the deque still works
+ * on both sides of a 32-bit boundary. */
+static void test_deque_stalled_thief(void)
+{
+    pp__deque_t *d = new_deque();
+    const pp__dq_index_t lap = (pp__dq_index_t)((apr_uint64_t)1 << 32);
+    pp__dq_index_t t, base;
+    pp__entry_t e = entry(1), got;
+    apr_uintptr_t i;
+
+    pp__deque_push(d, &e);
+    CU_ASSERT_EQUAL_FATAL(pp__deque_steal_read(d, &got, &t), 1);
+    CU_ASSERT_EQUAL(got.arg, (void *)1);
+    /* The entry is taken, and 2^32 laps later the same slot holds entry 2. */
+    CU_ASSERT_TRUE_FATAL(pp__deque_pop(d, &got));
+    atomic_store(&d->top, t + lap);
+    atomic_store(&d->bottom, t + lap);
+    e = entry(2);
+    pp__deque_push(d, &e);
+    CU_ASSERT_EQUAL(pp__deque_steal_claim(d, t), -1);
+    CU_ASSERT_EQUAL(pp__deque_len(d), 1);
+    CU_ASSERT_EQUAL(pp__deque_steal(d, &got), 1);
+    CU_ASSERT_EQUAL(got.arg, (void *)2);
+
+    base = lap - PP__DEQUE_SIZE / 2;
+    atomic_store(&d->top, base);
+    atomic_store(&d->bottom, base);
+    for (i = 0; i < PP__DEQUE_SIZE; i++) {
+        e = entry(i);
+        pp__deque_push(d, &e);
+    }
+    CU_ASSERT_TRUE(pp__deque_full(d));
+    CU_ASSERT_EQUAL(pp__deque_len(d), PP__DEQUE_SIZE);
+    CU_ASSERT_EQUAL(pp__deque_steal(d, &got), 1);
+    CU_ASSERT_EQUAL(got.arg, (void *)0);
+    CU_ASSERT_TRUE(pp__deque_pop(d, &got));
+    CU_ASSERT_EQUAL(got.arg, (void *)(PP__DEQUE_SIZE - 1));
+    CU_ASSERT_EQUAL(pp__deque_len(d), PP__DEQUE_SIZE - 2);
+}
+
+void t_register_deque(void)
+{
+    CU_pSuite s = CU_add_suite("deque", NULL, NULL);
+
+    CU_add_test(s, "owner LIFO, thief FIFO, bounded, wrapping", test_deque_order_and_bound);
+    CU_add_test(s, "1,000,000 entries, owner and 3 thieves: each taken once", test_deque_race);
+    CU_add_test(s, "a thief stalled for 2^32 steals loses its claim", test_deque_stalled_thief);
+}

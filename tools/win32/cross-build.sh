@@ -1,0 +1,213 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Cross-build parkpool for 64-bit Windows with mingw-w64 on Debian, from
+# scratch, and run its test suite and CLI tests under wine:
+#
+#   tools/win32/cross-build.sh [WORKDIR]        (default: ./build-win32)
+#
+# 1. installs what is missing: gcc-mingw-w64-x86-64, wine, cmake, ...
+# 2. fetches APR, APR-util, expat and CUnit sources from Debian's archive
+#    (apt-get source; a deb-src entry for the configured suites is added
+#    if there is none),
+# 3. cross-builds them into WORKDIR/prefix (APR and APR-util with their
+#    CMake builds and the patches beside this script; expat with CMake;
+#    CUnit with its own configure), once: later runs reuse them,
+# 4. configures parkpool with --host=x86_64-w64-mingw32 (win32 park
+#    backend), builds the DLL, the static library, parkpool.exe, the
+#    bundled plugins as DLLs, the test plugins and pp_test.exe,
+# 5. runs pp_test.exe (every suite), tests/sh/cli.sh and examples/service/win32/test.sh
+#    (the service example under wine's service manager) under wine, and
+#    fails unless every test passed.
+#
+# Extra configure flags for parkpool: PP_CONFIGURE_FLAGS.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mkdir -p "${1:-$top/build-win32}" && cd "${1:-$top/build-win32}" && pwd)
+host=x86_64-w64-mingw32
+jobs=$(nproc 2>/dev/null || echo 2)
+prefix=$work/prefix
+src=$work/src
+say() { printf '\n--- win32: %s (%s)\n' "$*" "$(date -u +%H:%M:%S)"; }
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+
+# ------------------------------------------------------------ 1. packages
+pkgs="gcc-mingw-w64-x86-64 wine wine64 cmake dpkg-dev patch bzip2 xz-utils \
+build-essential autoconf automake libtool pkg-config"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    say "installing$missing"
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+fi
+
+# ------------------------------------------------------------ 2. sources
+mkdir -p "$src" "$prefix/lib/pkgconfig"
+if ! ls "$src"/apr_*.orig.tar.* "$src"/apr-util_*.orig.tar.* "$src"/cunit_*.orig.tar.* \
+        "$src"/expat_*.orig.tar.* >/dev/null 2>&1; then
+    if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+        say "adding deb-src entries for the configured suites"
+        # Security suites left out: the mirror may serve no sources for them
+        # (seen: 404), and the main suite's versions are what we patch.
+        for f in /etc/apt/sources.list.d/*.sources; do
+            [ -f "$f" ] || continue
+            awk 'BEGIN { RS = ""; ORS = "\n\n" }
+                 /Types: *deb/ && !/security/ { sub(/Types: *deb/, "Types: deb-src"); print }' "$f"
+        done | $sudo tee /etc/apt/sources.list.d/parkpool-deb-src.sources >/dev/null
+        if [ -f /etc/apt/sources.list ]; then
+            sed -n '/security/d; s/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list \
+                | $sudo tee /etc/apt/sources.list.d/parkpool-deb-src.list >/dev/null
+        fi
+        $sudo apt-get update -qq
+    fi
+    say "fetching APR, APR-util, expat and CUnit sources from Debian"
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    for pkg in apr apr-util expat cunit; do
+        # A security update's sources may be missing from the mirror: then
+        # the release's own version.
+        (cd "$src" && { apt-get source --download-only "$pkg" >/dev/null 2>&1 \
+            || apt-get source --download-only "$pkg/$codename" >/dev/null 2>&1; }) || {
+            echo "win32: apt-get source $pkg failed (is a deb-src entry configured?)" >&2; exit 1; }
+    done
+fi
+
+unpack() {   # unpack NAME: extract NAME_*.orig.tar.*, print the folder
+    tarball=$(ls "$src"/"$1"_*.orig.tar.* | grep -v '\.asc$' | head -n 1)
+    dir=$src/unpacked/$1
+    if [ ! -d "$dir" ]; then
+        mkdir -p "$dir"
+        tar xf "$tarball" -C "$dir"
+    fi
+    echo "$dir/$(ls "$dir" | head -n 1)"
+}
+
+export WINEPREFIX="$work/wine" WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
+unset DISPLAY
+if [ ! -d "$WINEPREFIX" ]; then
+    say "creating the wine prefix"
+    wineboot -i >/dev/null 2>&1
+fi
+
+cat > "$work/mingw.cmake" <<EOF
+set(CMAKE_SYSTEM_NAME Windows)
+set(CMAKE_C_COMPILER $host-gcc)
+set(CMAKE_RC_COMPILER $host-windres)
+set(CMAKE_FIND_ROOT_PATH /usr/$host $prefix)
+set(CMAKE_CROSSCOMPILING_EMULATOR wine)
+EOF
+cmake_build() {   # cmake_build NAME SOURCE-DIR CMAKE-ARGS...
+    name=$1 dir=$2
+    shift 2
+    rm -rf "$work/b-$name"
+    # Their warnings are theirs: kept in a log, shown if the build fails.
+    { cmake -S "$dir" -B "$work/b-$name" -DCMAKE_TOOLCHAIN_FILE="$work/mingw.cmake" \
+          -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_BUILD_TYPE=Release "$@" \
+      && cmake --build "$work/b-$name" -j "$jobs" \
+      && cmake --install "$work/b-$name"; } > "$work/b-$name.log" 2>&1 || {
+        tail -n 40 "$work/b-$name.log" >&2; echo "win32: building $name failed" >&2; exit 1; }
+}
+
+# ------------------------------------------------------------ 3. dependencies
+if [ ! -f "$prefix/.deps-done" ]; then
+    apr=$(unpack apr)
+    case $apr in */apr-1.7.2) ;; *) echo "win32: the APR patch is for 1.7.2, not $apr" >&2; exit 1 ;; esac
+    [ -f "$apr/.patched" ] || { patch -s -p1 -d "$apr" < "$top/tools/win32/apr-1.7.2-mingw.patch"; : > "$apr/.patched"; }
+    say "APR (CMake)"
+    cmake_build apr "$apr" -DMIN_WINDOWS_VER=0x0A00 -DAPR_HAVE_IPV6=ON \
+        -DCMAKE_C_FLAGS="-DCOM_NO_WINDOWS_H"
+
+    say "expat (CMake, static)"
+    expat=$(unpack expat)
+    [ -f "$expat/CMakeLists.txt" ] || expat=$expat/expat    # Debian ships the git layout
+    cmake_build expat "$expat" -DEXPAT_SHARED_LIBS=OFF -DEXPAT_BUILD_TOOLS=OFF \
+        -DEXPAT_BUILD_EXAMPLES=OFF -DEXPAT_BUILD_TESTS=OFF -DEXPAT_BUILD_DOCS=OFF
+
+    apu=$(unpack apr-util)
+    case $apu in */apr-util-1.6.3) ;; *) echo "win32: the APR-util patch is for 1.6.3, not $apu" >&2; exit 1 ;; esac
+    [ -f "$apu/.patched" ] || { patch -s -p1 -d "$apu" < "$top/tools/win32/apr-util-1.6.3-mingw.patch"; : > "$apu/.patched"; }
+    say "APR-util (CMake)"
+    cmake_build apu "$apu" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DAPR_LIBRARIES="$prefix/lib/liblibapr-1.dll.a" -DAPU_HAVE_ODBC=OFF -DAPR_HAS_LDAP=OFF \
+        -DCMAKE_C_FLAGS="-DCOM_NO_WINDOWS_H -DXML_STATIC"
+
+    say "CUnit (its own configure, static)"
+    cunit=$(unpack cunit)
+    (cd "$cunit" && ./configure -q --host=$host --disable-shared --prefix="$prefix" \
+        && make -j"$jobs" && make install) > "$work/b-cunit.log" 2>&1 || {
+        tail -n 40 "$work/b-cunit.log" >&2; echo "win32: building CUnit failed" >&2; exit 1; }
+
+    # APR's CMake build writes no pkg-config files; parkpool's configure
+    # looks for apr-1 and apr-util-1 there first.
+    cat > "$prefix/lib/pkgconfig/apr-1.pc" <<EOF
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+Name: APR
+Description: Apache Portable Runtime (mingw-w64 cross build)
+Version: 1.7.2
+Libs: -L\${libdir} -llibapr-1 -lws2_32 -lrpcrt4 -lmswsock
+Cflags: -I\${includedir}
+EOF
+    cat > "$prefix/lib/pkgconfig/apr-util-1.pc" <<EOF
+prefix=$prefix
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+Name: APR-util
+Description: APR utilities (mingw-w64 cross build)
+Version: 1.6.3
+Libs: -L\${libdir} -llibaprutil-1
+Cflags: -I\${includedir}
+EOF
+    : > "$prefix/.deps-done"
+fi
+
+# ------------------------------------------------------------ 4. parkpool
+say "parkpool: configure --host=$host, make, make check TESTS="
+[ -x "$top/configure" ] || (cd "$top" && ./autogen.sh >/dev/null)
+mkdir -p "$work/parkpool"
+cd "$work/parkpool"
+# -static-libgcc: no libgcc_s_seh-1.dll to ship beside the DLLs (the C11
+# thread-locals go through libgcc's emutls).
+# shellcheck disable=SC2086 # word splitting of the flags is intended
+PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" "$top/configure" -q --host=$host \
+    --prefix="$work/install" LDFLAGS="-static-libgcc" ${PP_CONFIGURE_FLAGS:-} >/dev/null
+make -s -j"$jobs" >/dev/null
+make -s -j"$jobs" check TESTS= >/dev/null
+make -s install >/dev/null
+for f in .libs/libparkpool-3.dll .libs/libparkpool.a .libs/libparkpool.dll.a parkpool.exe \
+         plugins/.libs/hash.dll plugins/.libs/exec.dll plugins/.libs/demo.dll \
+         tests/.libs/pp_test.exe tests/plugins/.libs/tp_good.dll examples/service/win32/.libs/ppservice.exe; do
+    [ -f "$f" ] || { echo "win32: $f was not built" >&2; exit 1; }
+done
+
+# ------------------------------------------------------------ 5. tests under wine
+export WINEPATH="$prefix/bin;$work/parkpool/.libs"
+say "pp_test.exe under wine"
+rc=0
+wine tests/.libs/pp_test.exe > pp_test.log 2>&1 || rc=$?
+sed -n '/Run Summary/,$p' pp_test.log
+# Both the exit status and CUnit's own summary: every test ran and passed.
+if [ "$rc" -ne 0 ] || ! awk '
+        $1 == "suites"  { s = ($2 == $3 && $5 == 0) }
+        $1 == "tests"   { t = ($2 == $3 && $2 == $4 && $5 == 0 && $2 > 0) }
+        $1 == "asserts" { a = ($2 == $3 && $2 == $4 && $5 == 0) }
+        END { exit !(s && t && a) }' pp_test.log; then
+    grep -B2 -A8 'FAILED' pp_test.log | head -n 80 >&2 || true
+    echo "win32: pp_test.exe failed under wine (exit $rc)" >&2
+    exit 1
+fi
+
+say "tests/sh/cli.sh against parkpool.exe under wine"
+PP_CLI=.libs/parkpool.exe PP_WRAP=wine PP_WINDOWS=1 sh "$top/tests/sh/cli.sh" > cli.log 2>&1 || {
+    cat cli.log >&2; echo "win32: CLI tests failed under wine" >&2; exit 1; }
+grep -v '^PASS' cli.log
+
+say "examples/service/win32/test.sh: the service under wine's service manager"
+sh "$top/examples/service/win32/test.sh" "$work/parkpool" "$prefix" > service.log 2>&1 || {
+    cat service.log >&2; echo "win32: service tests failed under wine" >&2; exit 1; }
+grep -v '^PASS' service.log
+say "all Windows tests passed"
