@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The sleep/wake protocol of src/core/pool.c, for spin.
+ * The sleep/wake protocol of src/core/sched.c, for spin.
  *
  * W workers, each with a deque (a count here) and a three-state parker
  * modelled on the futex backend (src/park/park_word.c: the futex wait sleeps
@@ -24,13 +24,14 @@
  * Workers search (take from the global queue, steal from a deque) while
  * counted in nsearching, give up at any moment (a spin budget running
  * out, or none at all because half the workers awake already search: the
- * cap on pollers needs no model of its own), and then go idle as pool.c's search() does: under the lock, check
- * the global queue, announce themselves idle and stop counting as
- * searching, then look at the deques and take the announcement back if one
- * holds a task. A submitter wakes an idle worker only if nobody searches
- * (outside submitters: if fewer search than tasks wait in the global
- * queue), and counts it as searching; the last searcher to find work wakes one
- * more if more is visible. Promela is sequentially consistent: the C code
+ * cap on pollers needs no model of its own), and then go idle as
+ * sched.c's search() does: under the lock, check the global queue,
+ * announce themselves idle and stop counting as searching, then look at
+ * the deques and take the announcement back if one holds a task. A
+ * submitter wakes an idle worker only if nobody searches (outside
+ * submitters: if fewer search than tasks wait in the global queue), and
+ * counts it as searching; the last searcher to find work wakes one more
+ * if more is visible. Promela is sequentially consistent: the C code
  * earns that for these accesses with its seq_cst fences.
  *
  * Checked (spin -a; cc -DSAFETY; ./pan):

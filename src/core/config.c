@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "pool_private.h"
-#include "park/park.h"
 #include "os/os.h"
 
 #include <string.h>
@@ -32,14 +31,4 @@ apr_status_t pp__config_resolve(pp_config_t *cfg)
         || cfg->spin > PP__MAX_SPIN)
         return APR_EINVAL;
     return APR_SUCCESS;
-}
-
-const char *pp_park_backend(void)
-{
-    return pp__park_backend_name();
-}
-
-const char *pp_version(void)
-{
-    return PP_VERSION_STRING;
 }

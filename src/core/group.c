@@ -7,8 +7,8 @@
  * parked worker.
  *
  * Lock order: a group's lock may be held while taking its pool's queue lock
- * (pp_group_cancel), never the other way round; pool.c calls into the
- * group only with the queue lock released.
+ * (pp_group_cancel), never the other way round; the pool's files call
+ * into the group only with the queue lock released.
  */
 #include "config.h"
 #include "pool_private.h"

@@ -1,236 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The pool core: workers, the sleep/wake protocol, shutdown and stats.
- *
- * Where tasks wait
- * ----------------
- * A task submitted from outside goes to the global queue, under the queue
- * lock. A task submitted by a task goes to the running worker's own deque
- * (deque.h), with no lock at all; only when that is full does it take the
- * global path. A worker runs its own deque first (newest first), then
- * takes from the global queue (a batch, when there is plenty, which it
- * moves into its deque), then steals half of another worker's deque.
- *
- * Sleep/wake protocol (design.md section 3; models/sleepwake.pml checks it)
- * -----------------------------------------------------------------------
- * A worker without work is "searching" (pool->nsearching counts them)
- * while it polls the queues for a bounded, adaptive while (not at all if
- * half the workers awake already search), then goes idle:
- * under the queue lock it checks the global queue, pushes itself on the
- * idle stack and stops counting itself as searching; then, after a
- * seq_cst fence and still under the lock, it looks at every deque. If one
- * holds a task it takes itself off the stack again (it is on top: nobody
- * could pop it while it held the lock) and searches on; else it unlocks
- * and parks.
- *
- * A submitter puts its task in a queue, issues a seq_cst fence and then
- * wakes one idle worker if somebody is idle and nobody is searching (on
- * the global queue: if fewer are searching than tasks wait there).
- * Waking pops the worker under the lock and counts it as searching on its
- * behalf, so a task that a searcher (or a worker on its way up) can take
- * wakes nobody else: a burst on the global queue wakes one worker per task
- * beyond the searchers, never a herd. When the last searcher finds work
- * and sees more (after a fence of its own), it wakes one more worker, so
- * help also ramps up behind the tasks that tasks queue in their deques.
- *
- * No lost wakeup: take the last worker L to go idle while a task T sits
- * queued. T's queue is the global one (then T was pushed under the lock,
- * before or after L's check: before, L would have seen it; after, its
- * submitter saw L idle and nobody searching, fewer than the one task) or
- * a deque, where the two
- * fences make a Dekker handshake: either L's look at the deques sees T, or
- * T's submitter sees L's idle entry and a searching count without L. That
- * count is then 0, since a worker still searching would go idle after L.
- * So a worker is woken. The same argument covers the last searcher's
- * extra wake-up.
- *
- * The seq_cst fences, numbered where they stand. Each pair is a Dekker
- * handshake: each side writes, fences, then reads what the other wrote,
- * so at least one of the two sees the other.
- *
- *   submitter / pusher                     worker going idle (F1) or last
- *                                          searcher finding work (F4)
- *   ------------------------------------   ---------------------------------
- *   F2 push_local: push into own deque;    F1 search(), under the lock:
- *      fence; read nsearching, nidle          nidle++, nsearching--; fence;
- *   F5 pp__pool_help: steal surplus in        scan every deque
- *      own deque; fence; read the same     F4 found_work(): nsearching--
- *   F3 enqueue, under the lock: push on       (release); fence; read nidle,
- *      the global queue; fence; read          qlen, every deque
- *      nsearching
- *
- * F1 pairs with F2 and F5 (and with F4, whose decrement it may see before
- * the steal's push: hence the release), F3 with F4 (F1's look at the
- * global queue is under the same lock as F3's push and needs no fence).
- *
- * A parker's token makes an unpark that comes before its park harmless
- * (park.h); a worker popped from the stack is owed exactly one token, by
- * the thread that popped it. The idle stack is LIFO: the most recently
- * idle worker has the warmest cache and the others sleep longest.
- *
- * The lock is held only to move a task in or out of the global queue,
- * never while a task runs. Shutdown changes state under the lock and wakes
- * every idle worker; a worker that finds the global queue and every deque
- * empty in any state but RUNNING exits instead of going idle (with work in
- * another deque it helps drain it first), so no worker can sleep through a
- * shutdown. A cancel empties the deques by stealing from
- * them; a task that slips into a deque after that (its submitter saw the
- * pool still running) is dropped by whoever takes it, as is a task of a
- * cancelled group.
+ * The pool's life: create (start the workers, wait until each is idle),
+ * shutdown (drain or cancel, with a deadline), join, free; its
+ * statistics; what a running task may ask of its context. The workers'
+ * loop and the sleep/wake handshake are sched.c's, submitting submit.c's;
+ * sched.h holds the state all three share.
  */
 #include "config.h"
-#include "pool_private.h"
-#include "deque.h"
-#include "debug.h"
+#include "sched.h"
 #include "fault.h"
-#include "os/fork.h"
-#include "counter.h"
-#include "park/park.h"
 #include "os/os.h"
-#include "os/sync.h"
 
 #include <apr_strings.h>
-#include <apr_thread_proc.h>
 
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { STATE_RUNNING, STATE_DRAINING, STATE_CANCELLING };
-enum { JOIN_NONE, JOIN_BUSY, JOIN_DONE };
-
-#define CACHE_LINE PP__CACHE_LINE
-
-/* The most a worker moves from the global queue into its deque at once:
- * enough to take the lock once per many tasks when a producer is ahead,
- * few enough that the others can still find work there. */
-#define GLOBAL_BATCH 32u
-
-/* Fairness: of every FAIR_EVERY tasks a worker picks between searches,
- * one is the global queue's oldest and one may be its own deque's oldest
- * (pick_oldest), not the newest of its deque: LIFO alone lets a task that
- * resubmits itself starve its older siblings and outside submits for as
- * long as it goes on. Go's scheduler looks at its global queue every 61st
- * tick for the same reason; parkpool.h states the bounds. */
-#define FAIR_EVERY PP_FAIR_EVERY
-#define FAIR_AGE PP_FAIR_AGE
-
-/* How deep tasks may nest in one worker's stack by helping while they
- * wait for a group (pp_group_wait): each level is a task frame and a wait;
- * past this a wait just blocks. */
-#define HELP_DEPTH_MAX 256u
-
-typedef struct pp__worker_t {
-    pp_pool_t      *pool;
-    pp__parker_t   *parker;
-    pp__deque_t    *deque;
-    apr_thread_t   *thread;
-    pp_task_ctx_t  *ctx;        /* the running task, NULL between tasks */
-    const char     *name;
-    apr_uint32_t    index;
-    apr_uint32_t    spin;       /* this worker's current search budget */
-    apr_uint32_t    polls_per_us;   /* its polling speed, last measured */
-    apr_uint32_t    victim;     /* where its next steal starts looking */
-    apr_uint32_t    fair;       /* tasks picked until the next fair pick */
-    apr_uint32_t    depth;      /* tasks running nested in this thread */
-    pp__dq_index_t  fair_top;   /* its deque's top when last looked at */
-    apr_time_t      fair_since; /* since when that top was there; 0: unknown */
-    /* The tasks it runs live here, not on its stack, so that they can be
-     * accounted for when a task ends the thread (pp__thread_died): the
-     * outermost in cur, those it runs while it waits in a task (helping)
-     * in nested[depth - 1], an array made at its first help. in_fn: how
-     * many of them are inside their function (the innermost may be in
-     * its hooks). */
-    pp__entry_t     cur;
-    pp__entry_t    *nested;
-    apr_uint32_t    in_fn;
-    int             replaced;   /* this thread took over from a dead one */
-    /* This worker's only, so a plain release store adds (counter.h); they
-     * sit on its own cache lines and pp_pool_stats() sums them. */
-    pp__counter_t submitted, started, completed, failed, parks;
-} pp__worker_t;
-
-typedef union worker_slot {
-    pp__worker_t w;
-    char pad[3 * CACHE_LINE];
-} worker_slot;
-_Static_assert(sizeof(pp__worker_t) <= 3 * CACHE_LINE, "a worker outgrew its slot");
-
-struct pp_task_ctx_t {
-    pp__worker_t      *worker;
-    const pp__entry_t *entry;
-};
-
-struct pp_pool_t {
-    apr_pool_t          *p;         /* ours alone (unmanaged), see pool_free() */
-    apr_pool_t          *parent;    /* whose destruction closes the pool */
-    pp_config_t          cfg;
-    worker_slot         *slots;
-    pp__deque_t         *deques;    /* one per worker */
-    apr_uint32_t         nstarted;  /* threads created; joined at the end.
-                                     * It grows while the first workers run,
-                                     * so they go by cfg.threads instead
-                                     * (every deque is ready before them). */
-    apr_uint32_t         min_spin;  /* the adaptive search budget's floor */
-    apr_uint32_t         gen;       /* the fork generation it lives in (fork.h) */
-
-    pp__mutex_t         *lock;      /* the queue lock: guards what follows */
-    pp__queue_t          queue;
-    pp__worker_t       **idle;      /* LIFO stack of parked workers */
-    apr_threadattr_t    *attr;      /* how workers are made (replacements too) */
-    apr_uint32_t         live;      /* workers not yet out of their loop */
-    apr_uint32_t         inside;    /* callers in a shutdown or dropping tasks */
-    apr_uint32_t         nready;    /* workers that went idle once started */
-    int                  orphaned;  /* closed from one of its own tasks: the
-                                     * last worker or caller out frees it */
-    _Atomic apr_uint32_t nwaiting;  /* submitters blocked on not_full;
-                                     * read by pp_pool_stats() only */
-    apr_uint32_t         nwaiting_batch; /* those of them waiting for room for > 1 */
-    int                  join;
-    pp__cond_t          *not_full;  /* bounded queue: submitters wait here */
-    pp__cond_t          *exited;    /* shutdown callers wait here */
-    /* Written under the lock, read anywhere; a reader outside the lock
-     * only needs to see the change eventually (a task that sees RUNNING a
-     * moment late is dropped by whoever takes it), so relaxed will do. */
-    _Atomic apr_uint32_t state;
-
-    /* Written under the lock (so already serialised) but read without it. */
-    pp__counter_t submitted, unparks;
-    pp__counter_t cancelled;
-
-    /* Read by everyone without the lock. nidle and qlen mirror the idle
-     * stack's depth and the global queue's length (written under the lock);
-     * nsearching changes anywhere. Apart from the lock's line, so that
-     * polling them does not fight the lock holder for it. */
-    char pad1[CACHE_LINE];
-    _Atomic apr_uint32_t nidle;
-    _Atomic apr_uint32_t qlen;
-    char pad2[CACHE_LINE];
-    _Atomic apr_uint32_t nsearching;
-    char pad3[CACHE_LINE];
-};
-
-/* The precondition of every *_locked helper, checked in debug builds. */
-#define ASSERT_LOCKED(pool) PP__ASSERT(pp__mutex_held((pool)->lock))
-
-/* Set on each worker thread: tells nested submits and self-waits apart. */
-static _Thread_local pp__worker_t *current;
-
-static pp__worker_t *worker_at(pp_pool_t *pool, apr_uint32_t i)
-{
-    return &pool->slots[i].w;
-}
-
-static apr_uint32_t load32(_Atomic apr_uint32_t *a)
-{
-    return atomic_load_explicit(a, memory_order_relaxed);
-}
-
-static apr_uint32_t load_state(pp_pool_t *pool)
-{
-    return load32(&pool->state);
-}
 
 /* Called with the lock held. */
 static void set_state_locked(pp_pool_t *pool, apr_uint32_t state)
@@ -239,113 +24,8 @@ static void set_state_locked(pp_pool_t *pool, apr_uint32_t state)
     atomic_store_explicit(&pool->state, state, memory_order_relaxed);
 }
 
-/* Is this a child of a fork, where the pool's workers do not exist? */
-static int forked(const pp_pool_t *pool)
-{
-    return pool->gen != pp__fork_generation();
-}
-
-/* Is the calling thread one of pool's workers? */
-static int own_worker(const pp_pool_t *pool)
-{
-    return current && current->pool == pool;
-}
-
-/* Called with the lock held, after the global queue changed. */
-static void publish_qlen_locked(pp_pool_t *pool)
-{
-    ASSERT_LOCKED(pool);
-    atomic_store_explicit(&pool->qlen, pp__queue_len(&pool->queue), memory_order_relaxed);
-}
-
-/* Called with the lock held: take the most recently idle worker. It
- * counts as searching from here on, so that the submits right behind this
- * one leave the others asleep. */
-static pp__worker_t *pop_idle_locked(pp_pool_t *pool)
-{
-    apr_uint32_t n = load32(&pool->nidle);
-
-    ASSERT_LOCKED(pool);
-    /* Each worker is idle, searching (or counted so by its waker), or
-     * neither; never both. */
-    PP__ASSERT(n + load32(&pool->nsearching) <= pool->cfg.threads);
-    if (n == 0)
-        return NULL;
-    atomic_store_explicit(&pool->nidle, n - 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
-    pp__counter_add(&pool->unparks, 1);    /* under the lock */
-    return pool->idle[n - 1];
-}
-
-/* After a task went into a queue and a seq_cst fence: does anybody have
- * to be woken for it? */
-static int wake_wanted(pp_pool_t *pool)
-{
-    return load32(&pool->nsearching) == 0 && load32(&pool->nidle) > 0;
-}
-
-/* Wake one idle worker, unless one is searching by the time we hold the
- * lock (it will find the work: it looks again before it sleeps). */
-static void wake_one(pp_pool_t *pool)
-{
-    pp__worker_t *w = NULL;
-
-    pp__mutex_lock(pool->lock);
-    if (wake_wanted(pool))
-        w = pop_idle_locked(pool);
-    pp__mutex_unlock(pool->lock);
-    if (w)
-        pp__unpark(w->parker);
-}
-
-/* Does any deque hold a task? After a seq_cst fence, this sees every
- * task pushed before the pusher's fence. */
-static int deques_busy(pp_pool_t *pool)
-{
-    apr_uint32_t i;
-
-    for (i = 0; i < pool->cfg.threads; i++)
-        if (pp__deque_len(&pool->deques[i]) > 0)
-            return 1;
-    return 0;
-}
-
-/* Is any worker running a task? Ended is read before started, so a task
- * seen ended was seen started. Used by a draining worker that found
- * nothing, under the lock: see search(). */
-static int tasks_running(pp_pool_t *pool)
-{
-    apr_uint32_t i;
-
-    for (i = 0; i < pool->cfg.threads; i++) {
-        pp__worker_t *w = worker_at(pool, i);
-        apr_uint64_t ended = pp__counter_read(&w->completed) + pp__counter_read(&w->failed);
-        if (pp__counter_read(&w->started) != ended)
-            return 1;
-    }
-    return 0;
-}
-
-/* May a task be queued now? A running pool takes anyone's; a draining one
- * only its own tasks' (what was accepted finishes, fan-out included). */
-static int accepting(pp_pool_t *pool, int own)
-{
-    apr_uint32_t state = load_state(pool);
-
-    return state == STATE_RUNNING || (state == STATE_DRAINING && own);
-}
-
-/* Is there anything a searcher could take? */
-static int work_visible(pp_pool_t *pool)
-{
-    return load32(&pool->qlen) > 0 || deques_busy(pool);
-}
-
-static void pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* Formats only when someone listens: a silent pool pays one test. */
-static void pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
+void pp__pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
 {
     char msg[256];
     va_list ap;
@@ -358,8 +38,7 @@ static void pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
     pool->cfg.on_log(level, msg, pool->cfg.baton);
 }
 
-/* Account, report and release one task that will never run. */
-static void drop_entry(pp_pool_t *pool, const pp__entry_t *e)
+void pp__drop_entry(pp_pool_t *pool, const pp__entry_t *e)
 {
     const pp_config_t *cfg = &pool->cfg;
 
@@ -372,336 +51,6 @@ static void drop_entry(pp_pool_t *pool, const pp__entry_t *e)
         pp__group_leave(e->group, PP_ECANCELLED, 1, 1);
 }
 
-static void run_entry(pp__worker_t *w, const pp__entry_t *e)
-{
-    pp_task_ctx_t ctx, *outer = w->ctx;    /* set when w helps in a wait */
-    apr_status_t rv;
-    pp_pool_t *pool = w->pool;
-    const pp_config_t *cfg = &pool->cfg;
-
-    /* A task taken from a deque may have been queued just as its pool or
-     * group was cancelled: it is dropped as if the cancel had found it. */
-    if (load_state(pool) == STATE_CANCELLING
-        || (e->group && pp__group_cancelled(e->group))) {
-        drop_entry(pool, e);
-        return;
-    }
-    pp__counter_add(&w->started, 1);
-    ctx.worker = w;
-    ctx.entry = e;
-    w->ctx = &ctx;
-    w->in_fn++;
-    rv = e->fn(e->arg, &ctx);
-    w->in_fn--;
-    w->ctx = outer;
-    /* Report before release: the name may belong to what release lets go
-     * (a plugin's registry). Count after both, then tell the group, so that
-     * whoever sees the group done or the counters settled sees it all. */
-    if (rv != APR_SUCCESS && cfg->on_task_error)
-        cfg->on_task_error(rv, e->name ? e->name : "", cfg->baton);
-    if (e->release)
-        e->release(e->arg);
-    if (rv != APR_SUCCESS)
-        pp__counter_add(&w->failed, 1);
-    else
-        pp__counter_add(&w->completed, 1);
-    if (e->group)
-        pp__group_leave(e->group, rv, 1, 1);
-}
-
-/* Called with the lock held, after the global queue shrank: wake the
- * submitters that may fit now. Waiters for one slot are alike, so one
- * take wakes one of them; a batch waiter needs more room than one slot,
- * and a lone signal could go to it and be lost on it while a single
- * submitter sleeps beside a free slot, so with any batch waiting every
- * waiter looks again. */
-static void room_made_locked(pp_pool_t *pool)
-{
-    ASSERT_LOCKED(pool);
-    if (pool->nwaiting_batch > 0)
-        pp__cond_broadcast(pool->not_full);
-    else if (load32(&pool->nwaiting) > 0)
-        pp__cond_signal(pool->not_full);
-}
-
-/* Called with the lock held: take the oldest global task into e and, when
- * many wait, a batch more into w's deque (in reverse, so that w pops them
- * oldest first). A bounded queue moves nothing: its capacity is a promise
- * about how much may wait. */
-static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
-{
-    pp_pool_t *pool = w->pool;
-    pp__entry_t more[GLOBAL_BATCH];
-    apr_uint32_t len = pp__queue_len(&pool->queue), n = 0;
-
-    ASSERT_LOCKED(pool);
-
-    if (!pp__queue_pop(&pool->queue, e))
-        return 0;
-    if (pool->cfg.queue_capacity == 0 && len > 2) {
-        n = len / pool->cfg.threads;
-        if (n > GLOBAL_BATCH)
-            n = GLOBAL_BATCH;
-        if (n > PP__DEQUE_SIZE - pp__deque_len(w->deque))
-            n = PP__DEQUE_SIZE - pp__deque_len(w->deque);
-        n = n > 0 ? n - 1 : 0;
-        for (len = 0; len < n; len++)
-            pp__queue_pop(&pool->queue, &more[len]);
-    }
-    publish_qlen_locked(pool);
-    room_made_locked(pool);
-    while (n > 0)
-        pp__deque_push(w->deque, &more[--n]);
-    return 1;
-}
-
-static int take_global(pp__worker_t *w, pp__entry_t *e)
-{
-    pp_pool_t *pool = w->pool;
-    int got;
-
-    if (load32(&pool->qlen) == 0)
-        return 0;
-    pp__mutex_lock(pool->lock);
-    got = take_global_locked(w, e);
-    pp__mutex_unlock(pool->lock);
-    return got;
-}
-
-/* Steal half of the first other deque that has work, the oldest entry
- * into e (to run now), the rest into w's own deque. */
-static int steal(pp__worker_t *w, pp__entry_t *e)
-{
-    pp_pool_t *pool = w->pool;
-    apr_uint32_t n = pool->cfg.threads, k, v, want, got;
-    pp__entry_t x;
-    int r;
-
-    for (k = 0; k < n; k++) {
-        v = (w->victim + k) % n;
-        if (v == w->index)
-            continue;
-        want = (pp__deque_len(&pool->deques[v]) + 1) / 2;
-        if (want > PP__DEQUE_SIZE - pp__deque_len(w->deque))
-            want = PP__DEQUE_SIZE - pp__deque_len(w->deque);
-        for (got = 0; got < want;) {
-            r = pp__deque_steal(&pool->deques[v], got ? &x : e);
-            if (r == 0)
-                break;
-            if (r < 0)
-                continue;    /* another taker won that one; look again */
-            if (got++)
-                pp__deque_push(w->deque, &x);
-        }
-        if (got) {
-            w->victim = v;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Has the oldest entry of w's deque waited too long (FAIR_AGE) in that
- * place? Checked at a fair pick only, so the clock is read once in
- * FAIR_EVERY picks. */
-static int oldest_overdue(pp__worker_t *w)
-{
-    pp__dq_index_t top = atomic_load_explicit(&w->deque->top, memory_order_relaxed);
-    apr_time_t now;
-
-    if (pp__deque_len(w->deque) == 0) {
-        w->fair_since = 0;
-        return 0;
-    }
-    now = pp__clock_mono();
-    if (top != w->fair_top || w->fair_since == 0) {
-        w->fair_top = top;
-        w->fair_since = now;
-        return 0;
-    }
-    return now - w->fair_since >= FAIR_AGE;
-}
-
-/* Twice in every FAIR_EVERY picks, an older task rather than the newest:
- * the global queue's oldest, and, half a round later, its own deque's
- * oldest if that has waited FAIR_AGE. Not the deque's oldest every time:
- * each such pick starts a new depth-first frontier in the deque, and a
- * fan-out tree then fills it with half-finished levels until it spills
- * into the global queue. A deque's oldest entry is usually stolen long
- * before it ages. */
-static int pick_oldest(pp__worker_t *w, pp__entry_t *e)
-{
-    if (--w->fair == FAIR_EVERY / 2)
-        return oldest_overdue(w) && pp__deque_steal(w->deque, e) > 0;
-    if (w->fair == 0) {
-        w->fair = FAIR_EVERY;
-        return take_global(w, e);
-    }
-    return 0;
-}
-
-/* A task for w without searching: its own deque's newest, else the
- * global queue's oldest, with the fair pick now and then. */
-static int next_local(pp__worker_t *w, pp__entry_t *e)
-{
-    return pick_oldest(w, e) || pp__deque_pop(w->deque, e) || take_global(w, e);
-}
-
-/* A searching worker found work: if it was the last searcher and there is
- * more to do, one more worker joins in (see the header comment). */
-static void found_work(pp__worker_t *w)
-{
-    pp_pool_t *pool = w->pool;
-
-    /* Release: a steal pushed its surplus into w's deque before this. A
-     * searcher going idle reads nsearching with its own RMW and then
-     * fences (seq_cst) before it scans the deques, so if it sees this
-     * decrement it sees the push too; relaxed, on ARM or POWER it could
-     * see the one and not the other, park, and leave the surplus to a
-     * worker whose task may block (models/sleepwake.pml, STEAL_REORDER). */
-    if (atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_release) != 1)
-        return;
-    atomic_thread_fence(memory_order_seq_cst);    /* F4: pairs with F1, F2, F3 */
-    if (load32(&pool->nidle) > 0 && work_visible(pool))
-        wake_one(pool);
-}
-
-/* How many rounds w may poll the queues before it goes idle: its adaptive
- * budget, or none while half the workers that are up already search
- * (pp__may_poll). The count is exact: each searcher's load of nsearching
- * comes after its own increment, so the k-th to join sees k - 1 others. */
-static apr_uint32_t search_budget(const pp__worker_t *w)
-{
-    pp_pool_t *pool = w->pool;
-    apr_uint32_t up = pool->cfg.threads - load32(&pool->nidle);
-    apr_uint32_t others = load32(&pool->nsearching) - 1;    /* w is one */
-
-    return pp__may_poll(up, others) ? w->spin : 0;
-}
-
-/* w slept `slept` microseconds in a park. If a search within the bound
- * would have caught the task that woke it, search twice that long next
- * time (within the bound). Without this a pool can settle into parking a
- * moment too early every time: one submitter waiting for each task brings
- * the next task a wake-up later than the last, longer than the shrunken
- * budget, so every round pays two wake-ups where polling would cost far
- * less (docs/design.md, "The search budget"). A pool whose tasks come in
- * bursts far apart sleeps far longer than any budget and keeps the short
- * one. */
-static void after_park(pp__worker_t *w, apr_time_t slept)
-{
-    if (slept > 0)    /* the wall clock may have stepped back */
-        w->spin = pp__budget_slept(w->spin, w->pool->cfg.spin,
-                                   (apr_uint64_t)slept * w->polls_per_us);
-}
-
-/*
- * w's deque is empty and the global queue was. Search (poll the queues)
- * for up to search_budget() rounds, then go idle and park; repeat after a
- * wake-up.
- * 1 with a task in e, 0 when the pool is shutting down and nothing is left
- * for w. The caller counted w as searching (or its waker did).
- */
-static int search(pp__worker_t *w, pp__entry_t *e)
-{
-    pp_pool_t *pool = w->pool;
-    apr_uint32_t i, n, budget;
-    apr_time_t polled = 0, parked;
-    int woken = 0;
-
-    for (;;) {
-        /* Shutting down: one look per round, not a poll. A shutdown wakes
-         * every worker at once, and a thousand of them each polling a
-         * thousand deques would make it quadratic. */
-        budget = load_state(pool) == STATE_RUNNING ? search_budget(w) : 0;
-        for (i = 0;; i++) {
-            if (take_global(w, e) || steal(w, e)) {
-                /* Work found by polling (not at the first look): it paid
-                 * off, search longer next time (up to cfg.spin). Work
-                 * found on a wake-up says nothing about polling, and
-                 * changes nothing. */
-                if (!woken && i > 0)
-                    w->spin = pp__budget_paid(w->spin, pool->cfg.spin);
-                found_work(w);
-                return 1;
-            }
-            if (i >= budget)
-                break;
-            /* When workers outnumber the cores, the thread that would
-             * bring the work may be waiting for this one's core: give it
-             * a chance now and then rather than spin past it into a park
-             * that costs it a wake-up syscall later. Cheap when nobody
-             * else wants the core. */
-            if ((i & 255) == 255) {
-                /* Timed from here: a search that ends sooner reads no clock. */
-                if (i == 255)
-                    polled = apr_time_now();
-                apr_thread_yield();
-            }
-        }
-        /* Nothing came: search less next time, so a pool going idle stops
-         * paying for it, but never below the floor. */
-        if (budget > 0)
-            w->spin = pp__budget_missed(w->spin, pool->min_spin);
-        if (budget >= 512) {    /* timed over enough polls to tell */
-            apr_uint32_t polls = budget - 255;
-            apr_time_t took = apr_time_now() - polled;
-            if (took > 0)
-                w->polls_per_us = polls / (apr_uint32_t)(took < polls ? took : polls);
-        }
-
-        pp__mutex_lock(pool->lock);
-        if (take_global_locked(w, e)) {
-            pp__mutex_unlock(pool->lock);
-            found_work(w);
-            return 1;
-        }
-        if (pool->state != STATE_RUNNING) {
-            /* Shutting down: help drain the deques, then leave; but while
-             * a drain has tasks running, go idle as in a running pool:
-             * they may still submit (a drain accepts their fan-out), and
-             * what they submit may need more hands than theirs. Whoever
-             * leaves takes every idle worker along (they look again),
-             * so the last task's worker ends the drain for all. A worker
-             * that misses a task starting now only leaves early: that
-             * task's own worker stays to run whatever it submits. */
-            pp__worker_t *x;
-
-            if (deques_busy(pool)) {
-                pp__mutex_unlock(pool->lock);
-                continue;
-            }
-            if (pool->state == STATE_CANCELLING || !tasks_running(pool)) {
-                atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
-                while ((x = pop_idle_locked(pool)) != NULL)
-                    pp__unpark(x->parker);
-                pp__mutex_unlock(pool->lock);
-                return 0;
-            }
-        }
-        n = load32(&pool->nidle);
-        pool->idle[n] = w;
-        atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
-        atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
-        atomic_thread_fence(memory_order_seq_cst);    /* F1: pairs with F2, F4, F5 */
-        if (deques_busy(pool)) {
-            /* A task came into a deque while we announced ourselves: take
-             * the announcement back and go after it. */
-            atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);
-            atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
-            pp__mutex_unlock(pool->lock);
-            continue;
-        }
-        pp__mutex_unlock(pool->lock);
-        pp__counter_add(&w->parks, 1);
-        parked = w->polls_per_us ? apr_time_now() : 0;
-        pp__park(w->parker);
-        if (parked)
-            after_park(w, apr_time_now() - parked);
-        woken = 1;    /* and whoever woke us counted us as searching */
-    }
-}
-
 /* Lifetime. The pool's memory is its own (an unmanaged APR pool), not
  * its parent's, so that a pool closed from one of its own tasks can
  * outlive the call: workers (live) and callers busy inside it (inside:
@@ -712,9 +61,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
 
 static void pool_free(pp_pool_t *pool);
 
-/* Called with the lock held; releases it. After this the pool may be
- * gone: the caller must not touch it. */
-static void leave_locked(pp_pool_t *pool)
+void pp__pool_leave_locked(pp_pool_t *pool)
 {
     int last = pool->live == 0 && pool->inside == 0;
     int free_it = last && pool->orphaned;
@@ -736,336 +83,7 @@ static void leave(pp_pool_t *pool)
     pp__mutex_lock(pool->lock);
     PP__ASSERT(pool->inside > 0);
     pool->inside--;
-    leave_locked(pool);
-}
-
-/* A new worker goes idle at once, without searching or looking at any
- * queue: pp_pool_create() returns only once every worker is idle, so
- * nothing can be queued before. (A thousand new workers that each polled
- * a thousand deques, and kept the earlier ones polling, made starting a
- * pool quadratic: -j 4096 took minutes.) It returns counted as searching:
- * woken (its waker counted it), or at once if the pool is already closing
- * (its creation failed) or it replaces a worker (pp__thread_died) and
- * must look for work. */
-static void start_idle(pp__worker_t *w)
-{
-    pp_pool_t *pool = w->pool;
-    apr_uint32_t n;
-
-    pp__mutex_lock(pool->lock);
-    if (pool->state != STATE_RUNNING || w->replaced) {
-        atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
-        pp__mutex_unlock(pool->lock);
-        return;
-    }
-    n = load32(&pool->nidle);
-    pool->idle[n] = w;
-    atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
-    pp__counter_add(&w->parks, 1);    /* counted before pp_pool_create() returns */
-    if (++pool->nready == pool->cfg.threads)
-        pp__cond_broadcast(pool->exited);    /* pp_pool_create() waits */
-    pp__mutex_unlock(pool->lock);
-    pp__park(w->parker);
-}
-
-static void *APR_THREAD_FUNC worker_main(apr_thread_t *thread, void *data)
-{
-    pp__worker_t *w = data;
-    pp_pool_t *pool = w->pool;
-    pp__entry_t *e = &w->cur;
-    apr_status_t rv;
-
-    (void)thread;
-    pp__thread_set_name(w->name);
-    current = w;
-    rv = pp__exit_watch(w);
-    if (rv != APR_SUCCESS) {
-        char msg[128];
-        pool_log(pool, PP_LOG_WARN, "%s: no thread-exit watch (%s): a task that ends the "
-                 "thread will hang the pool's shutdown", w->name,
-                 pp_strerror(rv, msg, sizeof(msg)));
-    }
-
-    start_idle(w);
-    for (;;) {
-        /* Counted as searching here: by its waker, or by itself. */
-        if (!search(w, e))
-            break;
-        run_entry(w, e);
-        while (next_local(w, e))
-            run_entry(w, e);
-        atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
-    }
-    pp__exit_watch(NULL);
-    current = NULL;
-    pp__mutex_lock(pool->lock);
-    PP__ASSERT(pool->live > 0);
-    pool->live--;
-    leave_locked(pool);    /* the last touch of pool: it may be freed */
-    return NULL;
-}
-
-/*
- * A task ended its worker's thread (pthread_exit, ExitThread): called on
- * that thread as it goes (os.h's exit watch), its stack unwound.
- * The tasks it was running (started, not ended: the outermost in cur,
- * those it ran while helping in nested) fail with PP_ETHREADEXIT; those
- * still inside their function are reported and released now, one that
- * was already in its hooks is only counted. Then a new thread takes over
- * the worker (its deque, counters and place) unless the pool is being
- * cancelled or no thread can be made: then it leaves as at shutdown and
- * an idle worker is woken for what its deque holds.
- */
-void pp__thread_died(void *data)
-{
-    pp__worker_t *w = data;
-    pp_pool_t *pool = w->pool;
-    const pp_config_t *cfg = &pool->cfg;
-    apr_uint64_t ended = pp__counter_read(&w->completed) + pp__counter_read(&w->failed);
-    apr_uint32_t levels = (apr_uint32_t)(pp__counter_read(&w->started) - ended), level;
-    apr_thread_t *thread = NULL;
-    pp__worker_t *x = NULL;
-    apr_status_t rv = APR_EGENERAL;
-    char msg[128];
-
-    for (level = levels; level-- > 0;) {
-        const pp__entry_t *e = level ? &w->nested[level - 1] : &w->cur;
-        if (level < w->in_fn) {
-            if (cfg->on_task_error)
-                cfg->on_task_error(PP_ETHREADEXIT, e->name ? e->name : "", cfg->baton);
-            if (e->release)
-                e->release(e->arg);
-        }
-        pp__counter_add(&w->failed, 1);
-        if (e->group)
-            pp__group_leave(e->group, PP_ETHREADEXIT, 1, 1);
-    }
-    w->depth = 0;
-    w->in_fn = 0;
-    w->ctx = NULL;
-    current = NULL;
-
-    w->replaced = 1;
-    pp__mutex_lock(pool->lock);
-    if (pool->state != STATE_CANCELLING)
-        rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
-             ? APR_EAGAIN
-             : apr_thread_create(&thread, pool->attr, worker_main, w, pool->p);
-    if (rv == APR_SUCCESS) {
-        /* Joined by nobody now: the pool joins the new one. */
-        apr_thread_detach(w->thread);
-        w->thread = thread;
-        pp__mutex_unlock(pool->lock);
-        pool_log(pool, PP_LOG_ERROR, "%s: a task ended the thread; %u task%s failed with it; "
-                 "a new thread took its place", w->name, levels, levels == 1 ? "" : "s");
-        return;
-    }
-    pp__mutex_unlock(pool->lock);    /* no hook runs under the lock */
-    pool_log(pool, PP_LOG_ERROR, "%s: a task ended the thread; %u task%s failed with it; "
-             "not replaced (%s)", w->name, levels, levels == 1 ? "" : "s",
-             load_state(pool) == STATE_CANCELLING ? "cancelling"
-                                                  : pp_strerror(rv, msg, sizeof(msg)));
-    pp__mutex_lock(pool->lock);
-    if (pp__deque_len(w->deque) > 0)
-        x = pop_idle_locked(pool);
-    if (x)
-        pp__unpark(x->parker);
-    PP__ASSERT(pool->live > 0);
-    pool->live--;
-    leave_locked(pool);    /* the last touch of pool: it may be freed */
-}
-
-/* Called with the lock held: wait until n more entries fit (or fail with
- * PP_ESHUTDOWN, or PP_EFULL under PP_NOWAIT). A worker must never wait for
- * room in its own pool's queue: if every worker did, nobody would make
- * room. Its submits go past the capacity. */
-static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flags)
-{
-    apr_uint32_t cap = pool->cfg.queue_capacity;
-    int own = own_worker(pool);
-
-    ASSERT_LOCKED(pool);
-
-    for (;;) {
-        if (!accepting(pool, own))
-            return PP_ESHUTDOWN;
-        if (cap == 0 || own || pp__queue_len(&pool->queue) + n <= cap)
-            return APR_SUCCESS;
-        if (flags & PP_NOWAIT)
-            return PP_EFULL;
-        atomic_store_explicit(&pool->nwaiting, load32(&pool->nwaiting) + 1,
-                              memory_order_relaxed);
-        pool->nwaiting_batch += n > 1;
-        pp__cond_wait(pool->not_full, pool->lock);
-        pool->nwaiting_batch -= n > 1;
-        atomic_store_explicit(&pool->nwaiting, load32(&pool->nwaiting) - 1,
-                              memory_order_relaxed);
-    }
-}
-
-/* Wake-ups a batch makes after unlocking; more idle workers than this are
- * unparked under the lock, which is correct, only slower. */
-#define BATCH_WAKE_MAX 64
-
-/* Put n entries like e on the global queue (the i-th with fns[i] and
- * args[i] when fns is given), all or none, and wake an idle worker for
- * each of them that the searching workers cannot take: the queue's length
- * past the number searching, n at most. A lone submit to a pool with a
- * searcher wakes nobody; a burst wakes helpers as fast as it outruns them,
- * instead of one at a time behind the first searcher's wake-up. */
-static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task_fn *fns,
-                            void *const *args, apr_uint32_t n, apr_uint32_t flags)
-{
-    pp__worker_t *wake[BATCH_WAKE_MAX], *w;
-    apr_uint32_t i = 0, nwake = 0, want, searching;
-    pp__entry_t x = *e;
-    apr_status_t rv;
-
-    /* A full queue is told without the lock, so that a PP_NOWAIT retry loop
-     * does not queue for the lock that the workers need to empty it. The
-     * length is as of the last change under the lock: a moment's view, as
-     * the answer under the lock would be. */
-    if ((flags & PP_NOWAIT) && pool->cfg.queue_capacity && !own_worker(pool)
-        && load32(&pool->qlen) + (apr_uint64_t)n > pool->cfg.queue_capacity)
-        return load_state(pool) == STATE_RUNNING ? PP_EFULL : PP_ESHUTDOWN;
-    pp__mutex_lock(pool->lock);
-    rv = wait_room_locked(pool, n, flags);
-    if (rv != APR_SUCCESS)
-        goto out;
-    for (i = 0; i < n; i++) {
-        if (fns) {
-            x.fn = fns[i];
-            x.arg = args[i];
-        }
-        rv = pp__queue_push(&pool->queue, &x);
-        if (rv != APR_SUCCESS) {
-            pool->queue.tail -= i;    /* all or nothing: take back ours */
-            goto out;
-        }
-    }
-    pp__counter_add(&pool->submitted, n);
-    publish_qlen_locked(pool);
-    /* nidle changes only under the lock we hold: with nobody idle there is
-     * nobody to wake, and no fence to pay (every worker is awake and looks
-     * at this queue, under this lock, before it may sleep). */
-    if (load32(&pool->nidle) == 0)
-        goto out;
-    atomic_thread_fence(memory_order_seq_cst);    /* F3: pairs with F4 */
-    searching = load32(&pool->nsearching);
-    want = pp__queue_len(&pool->queue);
-    want = want > searching ? want - searching : 0;
-    if (want > n)
-        want = n;
-    while (want-- > 0 && (w = pop_idle_locked(pool)) != NULL) {
-        if (nwake < BATCH_WAKE_MAX)
-            wake[nwake++] = w;
-        else
-            pp__unpark(w->parker);
-    }
-out:
-    pp__mutex_unlock(pool->lock);
-    for (i = 0; i < nwake; i++)
-        pp__unpark(wake[i]->parker);
-    return rv;
-}
-
-/* A task's submit of a task: onto the worker's own deque, no lock. */
-static apr_status_t push_local(pp__worker_t *w, const pp__entry_t *e)
-{
-    pp_pool_t *pool = w->pool;
-
-    if (!accepting(pool, 1))
-        return PP_ESHUTDOWN;
-    pp__counter_add(&w->submitted, 1);    /* before the task can start */
-    pp__deque_push(w->deque, e);
-    atomic_thread_fence(memory_order_seq_cst);    /* F2: pairs with F1, F4 */
-    if (wake_wanted(pool))
-        wake_one(pool);
-    return APR_SUCCESS;
-}
-
-static apr_status_t submit_entry(pp_pool_t *pool, const pp__entry_t *e, apr_uint32_t flags)
-{
-    if (own_worker(pool) && !pp__deque_full(current->deque))
-        return push_local(current, e);
-    return enqueue(pool, e, NULL, NULL, 1, flags);
-}
-
-apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
-                            pp_group_t *group, apr_uint32_t flags)
-{
-    pp__entry_t e;
-    apr_status_t rv;
-
-    if (!pool || !task || !task->fn || (flags & ~PP_NOWAIT))
-        return APR_EINVAL;
-    if (forked(pool))
-        return PP_ESHUTDOWN;
-    e.fn = task->fn;
-    e.arg = task->arg;
-    e.release = task->release;
-    e.name = task->name;
-    e.group = group;
-    if (group) {
-        rv = pp__group_enter(group, pool, 1);
-        if (rv != APR_SUCCESS)
-            return rv;
-    }
-    rv = submit_entry(pool, &e, flags);
-    if (rv != APR_SUCCESS && group)
-        pp__group_leave(group, rv, 0, 1);
-    return rv;
-}
-
-apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
-                          pp_group_t *group, apr_uint32_t flags)
-{
-    pp_task_t t;
-
-    t.fn = fn;
-    t.arg = arg;
-    t.release = NULL;
-    t.name = NULL;
-    return pp_submit_task(pool, &t, group, flags);
-}
-
-apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg)
-{
-    return pp_submit_ex(pool, fn, arg, NULL, 0);
-}
-
-apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const *args,
-                             apr_uint32_t n, pp_group_t *group)
-{
-    apr_uint32_t i, cap = pool ? pool->cfg.queue_capacity : 0;
-    apr_status_t rv;
-    pp__entry_t e;
-
-    if (!pool || !fns || (n && !args))
-        return APR_EINVAL;
-    for (i = 0; i < n; i++)
-        if (!fns[i])
-            return APR_EINVAL;
-    if (forked(pool))
-        return PP_ESHUTDOWN;
-    if (n == 0)
-        return APR_SUCCESS;
-    if (cap && !own_worker(pool) && n > cap)
-        return APR_EINVAL;    /* it could never fit */
-    if (group) {
-        rv = pp__group_enter(group, pool, n);
-        if (rv != APR_SUCCESS)
-            return rv;
-    }
-    e.fn = NULL;
-    e.arg = NULL;
-    e.release = NULL;
-    e.name = NULL;
-    e.group = group;
-    rv = enqueue(pool, &e, fns, args, n, 0);
-    if (rv != APR_SUCCESS && group)
-        pp__group_leave(group, rv, 0, n);
-    return rv;
+    pp__pool_leave_locked(pool);
 }
 
 apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
@@ -1088,38 +106,8 @@ void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
     pp__entry_t e;
 
     while (pp__queue_pop(q, &e))
-        drop_entry(pool, &e);
+        pp__drop_entry(pool, &e);
     leave(pool);
-}
-
-int pp__pool_help(pp_pool_t *pool)
-{
-    pp__worker_t *w = current;
-    pp__entry_t *e;
-
-    if (!w || w->pool != pool || w->depth >= HELP_DEPTH_MAX)
-        return -1;
-    if (!w->nested && !(w->nested = malloc(HELP_DEPTH_MAX * sizeof(*w->nested))))
-        return -1;
-    e = &w->nested[w->depth];
-    if (!next_local(w, e)) {
-        if (!steal(w, e))
-            return 0;
-        /* Half a deque came along: if nobody searches, wake a hand for
-         * it, as a searcher does (this one may go back to a long task). */
-        atomic_thread_fence(memory_order_seq_cst);    /* F5: as F2 */
-        if (pp__deque_len(w->deque) > 0 && wake_wanted(pool))
-            wake_one(pool);
-    }
-    w->depth++;
-    run_entry(w, e);
-    w->depth--;
-    return 1;
-}
-
-pp_group_t *pp__current_group(void)
-{
-    return current && current->ctx ? current->ctx->entry->group : NULL;
 }
 
 /* Wait (until deadline) for every worker to leave its loop, then join
@@ -1138,9 +126,9 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_time_t deadline,
         if (!pool->cfg.on_log)
             return APR_TIMEUP;
         pp_pool_stats(pool, &st);
-        pool_log(pool, PP_LOG_WARN, "shutdown timed out after %" APR_TIME_T_FMT " ms: %"
-                 APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " queued",
-                 apr_time_as_msec(timeout), st.running, st.queued);
+        pp__pool_log(pool, PP_LOG_WARN, "shutdown timed out after %" APR_TIME_T_FMT " ms: %"
+                     APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " queued",
+                     apr_time_as_msec(timeout), st.running, st.queued);
         return APR_TIMEUP;
     }
     if (pool->join == JOIN_NONE) {
@@ -1157,9 +145,9 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_time_t deadline,
         if (!pool->cfg.on_log)
             return APR_SUCCESS;
         pp_pool_stats(pool, &st);
-        pool_log(pool, PP_LOG_INFO, "stopped: %" APR_UINT64_T_FMT " completed, %"
-                 APR_UINT64_T_FMT " failed, %" APR_UINT64_T_FMT " cancelled",
-                 st.completed, st.failed, st.cancelled);
+        pp__pool_log(pool, PP_LOG_INFO, "stopped: %" APR_UINT64_T_FMT " completed, %"
+                     APR_UINT64_T_FMT " failed, %" APR_UINT64_T_FMT " cancelled",
+                     st.completed, st.failed, st.cancelled);
         return APR_SUCCESS;
     }
     pp__mutex_unlock(pool->lock);
@@ -1175,7 +163,7 @@ static void drop_until(pp_pool_t *pool, pp__queue_t *q, apr_time_t deadline)
 
     while (pp__queue_len(q) > 0 && pp__clock_mono() < deadline) {
         pp__queue_pop(q, &e);
-        drop_entry(pool, &e);
+        pp__drop_entry(pool, &e);
     }
     if (pp__queue_len(q) == 0)
         return;
@@ -1201,7 +189,7 @@ static void drop_deques(pp_pool_t *pool, apr_time_t deadline)
     for (i = 0; i < pool->cfg.threads; i++)
         while (pp__clock_mono() < deadline && (r = pp__deque_steal(&pool->deques[i], &e)) != 0)
             if (r > 0)
-                drop_entry(pool, &e);
+                pp__drop_entry(pool, &e);
 }
 
 apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
@@ -1209,7 +197,6 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
 {
     apr_time_t deadline = pp__deadline(timeout);
     pp__queue_t dropped;
-    pp__worker_t *w;
     apr_status_t rv;
     int changed;
 
@@ -1232,8 +219,7 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
     else if (pool->state == STATE_RUNNING) {
         set_state_locked(pool, STATE_DRAINING);
     }
-    while ((w = pop_idle_locked(pool)) != NULL)
-        pp__unpark(w->parker);
+    pp__wake_all_locked(pool);
     if (load32(&pool->nwaiting))
         pp__cond_broadcast(pool->not_full);
     pp__mutex_unlock(pool->lock);
@@ -1246,9 +232,9 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
     if (changed && pool->cfg.on_log) {    /* once per step, not per call */
         pp_stats_t st;
         pp_pool_stats(pool, &st);
-        pool_log(pool, PP_LOG_INFO, "shutdown (%s): %" APR_UINT64_T_FMT " queued, %"
-                 APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " cancelled",
-                 how == PP_DRAIN ? "drain" : "cancel", st.queued, st.running, st.cancelled);
+        pp__pool_log(pool, PP_LOG_INFO, "shutdown (%s): %" APR_UINT64_T_FMT " queued, %"
+                     APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " cancelled",
+                     how == PP_DRAIN ? "drain" : "cancel", st.queued, st.running, st.cancelled);
     }
 
     rv = own_worker(pool) ? APR_EINPROGRESS : wait_joined(pool, deadline, timeout);
@@ -1444,14 +430,14 @@ static apr_status_t start_workers(pp_pool_t *pool)
         pp__mutex_unlock(pool->lock);
         rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
              ? APR_EAGAIN
-             : apr_thread_create(&w->thread, pool->attr, worker_main, w, pool->p);
+             : apr_thread_create(&w->thread, pool->attr, pp__worker_main, w, pool->p);
         if (rv != APR_SUCCESS) {
             char msg[128];
             pp__mutex_lock(pool->lock);
             pool->live--;
             pp__mutex_unlock(pool->lock);
-            pool_log(pool, PP_LOG_ERROR, "cannot start worker %u of %u: %s", i,
-                     pool->cfg.threads, pp_strerror(rv, msg, sizeof(msg)));
+            pp__pool_log(pool, PP_LOG_ERROR, "cannot start worker %u of %u: %s", i,
+                         pool->cfg.threads, pp_strerror(rv, msg, sizeof(msg)));
             break;
         }
         pool->nstarted++;
@@ -1525,7 +511,7 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
         w->pool = pool;
         w->index = i;
         w->deque = &pool->deques[i];
-        w->spin = pool->cfg.spin;
+        w->budget.spin = pool->cfg.spin;
         w->fair = FAIR_EVERY;
         pp__deque_init(w->deque);
         w->name = worker_name(p, pool->cfg.name_prefix, i);
@@ -1544,10 +530,10 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
         char cap[16] = "unbounded";
         if (pool->cfg.queue_capacity)
             apr_snprintf(cap, sizeof(cap), "%u", pool->cfg.queue_capacity);
-        pool_log(pool, PP_LOG_INFO, "started %u worker%s %s-0..%u, park backend %s, stack %"
-                 APR_SIZE_T_FMT " KiB, queue %s", pool->cfg.threads,
-                 pool->cfg.threads == 1 ? "" : "s", pool->cfg.name_prefix,
-                 pool->cfg.threads - 1, pp__park_backend_name(), pool->cfg.stack_size / 1024, cap);
+        pp__pool_log(pool, PP_LOG_INFO, "started %u worker%s %s-0..%u, park backend %s, stack %"
+                     APR_SIZE_T_FMT " KiB, queue %s", pool->cfg.threads,
+                     pool->cfg.threads == 1 ? "" : "s", pool->cfg.name_prefix,
+                     pool->cfg.threads - 1, pp__park_backend_name(), pool->cfg.stack_size / 1024, cap);
     }
     apr_pool_pre_cleanup_register(parent, pool, parent_cleanup);
     *out = pool;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What pool.c, group.c and config.c share. Not installed.
+ * What the core's files share beyond the pool's own state (sched.h):
+ * limits and defaults, and the calls between the pool and groups.
+ * Not installed.
  */
 #ifndef PP_POOL_PRIVATE_H
 #define PP_POOL_PRIVATE_H
@@ -18,67 +20,16 @@
 /* The most polls of the queues before a worker sleeps: well below the
  * millisecond an idle pool may take to go to sleep, long enough that a
  * task arriving meanwhile is taken without a futex wait or wake on either
- * side (waking a halted vCPU costs far more than the polls). pool.c adapts
- * each worker's budget between this and 1/16 of it. docs/design.md, "The
- * search budget", has the measurements. */
+ * side (waking a halted vCPU costs far more than the polls). Each worker
+ * adapts its budget between this and 1/16 of it (budget.h);
+ * docs/design.md, "The search budget", has the measurements. */
 #define PP__DEFAULT_SPIN   4000u
 #define PP__DEFAULT_PREFIX "pp-worker"
-
-/**
- * Whether a worker out of work may poll the queues before it goes idle,
- * with `up` workers not idle (it among them) and `others` besides it
- * searching: only while fewer than half of those up do. More pollers find
- * a task no sooner, but they take cores from the threads that bring the
- * work (with more workers than cores) and fight each other and the
- * submitter for the queue lock, each taking one task where one poller
- * would take several (docs/design.md, "The search budget"). Go's
- * scheduler caps its spinning threads alike.
- */
-static inline int pp__may_poll(apr_uint32_t up, apr_uint32_t others)
-{
-    return 2 * others < up;
-}
-
-/*
- * A worker's adaptive search budget, in polls, between a floor and the
- * bound max (cfg.spin); pool.c applies these rules, the tests check them.
- */
-
-/** The floor: 1/16 of max, but at least one poll when max allows any, so
- *  that a small budget halved to nothing can still grow back. */
-static inline apr_uint32_t pp__budget_floor(apr_uint32_t max)
-{
-    return max >= 16 ? max / 16 : max > 0 ? 1u : 0u;
-}
-
-/** After a search that found work by polling: twice as long, within max. */
-static inline apr_uint32_t pp__budget_paid(apr_uint32_t spin, apr_uint32_t max)
-{
-    return spin > max / 2 ? max : 2 * spin;
-}
-
-/** After a search that found nothing: half as long, not below least
- *  (pp__budget_floor). */
-static inline apr_uint32_t pp__budget_missed(apr_uint32_t spin, apr_uint32_t least)
-{
-    return spin / 2 < least ? least : spin / 2;
-}
-
-/** After a sleep as long as `need` polls: if a search within max would
- *  have spared it, twice that (within max) when it is more than spin; a
- *  longer sleep says nothing about polling and changes nothing. */
-static inline apr_uint32_t pp__budget_slept(apr_uint32_t spin, apr_uint32_t max,
-                                            apr_uint64_t need)
-{
-    if (need == 0 || need > max || 2 * need <= spin)
-        return spin;
-    return 2 * need < max ? (apr_uint32_t)(2 * need) : max;
-}
 
 /** Check cfg and replace its "0 = default" values by the real ones. */
 apr_status_t pp__config_resolve(pp_config_t *cfg);
 
-/* group.c, called by pool.c */
+/* group.c, called by pool.c, sched.c and submit.c */
 
 /** Count n more pending tasks of g on pool (PP_ECANCELLED, APR_EINVAL). */
 apr_status_t pp__group_enter(pp_group_t *g, pp_pool_t *pool, apr_uint32_t n);
@@ -89,7 +40,7 @@ void pp__group_leave(pp_group_t *g, apr_status_t outcome, int record, apr_uint32
 /** Non-zero once pp_group_cancel() was called in the current round. */
 int pp__group_cancelled(const pp_group_t *g);
 
-/* pool.c, called by group.c */
+/* pool.c and sched.c, called by group.c */
 
 /** Move the queued tasks of g out of pool's queue into out. The caller
  *  is inside the pool from here until its pp__pool_drop() (call it even

@@ -2,7 +2,7 @@
 /* The pool core: exactly-once, wakeups, nesting, failures, names, stacks, idle. */
 #include "config.h"
 #include "testutil.h"
-#include "core/pool_private.h"
+#include "core/budget.h"
 
 #include <apr_strings.h>
 #include <apr_time.h>

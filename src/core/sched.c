@@ -1,0 +1,691 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The scheduler: the worker loop, and both halves of the sleep/wake
+ * handshake (the worker going idle, the submitter waking one), so that
+ * each fence is read beside the one it pairs with.
+ *
+ * Where tasks wait
+ * ----------------
+ * A task submitted from outside goes to the global queue, under the queue
+ * lock. A task submitted by a task goes to the running worker's own deque
+ * (deque.h), with no lock at all; only when that is full does it take the
+ * global path. A worker runs its own deque first (newest first), then
+ * takes from the global queue (a batch, when there is plenty, which it
+ * moves into its deque), then steals half of another worker's deque.
+ *
+ * Sleep/wake protocol (docs/design.md; models/sleepwake.pml checks it)
+ * -------------------------------------------------------------------
+ * A worker without work is "searching" (pool->nsearching counts them)
+ * while it polls the queues for a bounded, adaptive while (not at all if
+ * half the workers awake already search), then goes idle:
+ * under the queue lock it checks the global queue, pushes itself on the
+ * idle stack and stops counting itself as searching; then, after a
+ * seq_cst fence and still under the lock, it looks at every deque. If one
+ * holds a task it takes itself off the stack again (it is on top: nobody
+ * could pop it while it held the lock) and searches on; else it unlocks
+ * and parks.
+ *
+ * A submitter puts its task in a queue, issues a seq_cst fence and then
+ * wakes one idle worker if somebody is idle and nobody is searching (on
+ * the global queue: if fewer are searching than tasks wait there).
+ * Waking pops the worker under the lock and counts it as searching on its
+ * behalf, so a task that a searcher (or a worker on its way up) can take
+ * wakes nobody else: a burst on the global queue wakes one worker per task
+ * beyond the searchers, never a herd. When the last searcher finds work
+ * and sees more (after a fence of its own), it wakes one more worker, so
+ * help also ramps up behind the tasks that tasks queue in their deques.
+ *
+ * No lost wakeup: take the last worker L to go idle while a task T sits
+ * queued. T's queue is the global one (then T was pushed under the lock,
+ * before or after L's check: before, L would have seen it; after, its
+ * submitter saw L idle and nobody searching, fewer than the one task) or
+ * a deque, where the two
+ * fences make a Dekker handshake: either L's look at the deques sees T, or
+ * T's submitter sees L's idle entry and a searching count without L. That
+ * count is then 0, since a worker still searching would go idle after L.
+ * So a worker is woken. The same argument covers the last searcher's
+ * extra wake-up.
+ *
+ * The seq_cst fences, numbered where they stand. Each pair is a Dekker
+ * handshake: each side writes, fences, then reads what the other wrote,
+ * so at least one of the two sees the other.
+ *
+ *   submitter / pusher                     worker going idle (F1) or last
+ *                                          searcher finding work (F4)
+ *   ------------------------------------   ---------------------------------
+ *   F2 push_local: push into own deque;    F1 search(), under the lock:
+ *      fence; read nsearching, nidle          nidle++, nsearching--; fence;
+ *   F5 pp__pool_help: steal surplus in        scan every deque
+ *      own deque; fence; read the same     F4 found_work(): nsearching--
+ *   F3 enqueue, under the lock: push on       (release); fence; read nidle,
+ *      the global queue; fence; read          qlen, every deque
+ *      nsearching
+ *
+ * F1 pairs with F2 and F5 (and with F4, whose decrement it may see before
+ * the steal's push: hence the release), F3 with F4 (F1's look at the
+ * global queue is under the same lock as F3's push and needs no fence).
+ *
+ * A parker's token makes an unpark that comes before its park harmless
+ * (park.h); a worker popped from the stack is owed exactly one token, by
+ * the thread that popped it. The idle stack is LIFO: the most recently
+ * idle worker has the warmest cache and the others sleep longest.
+ *
+ * The lock is held only to move a task in or out of the global queue,
+ * never while a task runs. Shutdown changes state under the lock and wakes
+ * every idle worker; a worker that finds the global queue and every deque
+ * empty in any state but RUNNING exits instead of going idle (with work in
+ * another deque it helps drain it first), so no worker can sleep through a
+ * shutdown. A cancel empties the deques by stealing from
+ * them; a task that slips into a deque after that (its submitter saw the
+ * pool still running) is dropped by whoever takes it, as is a task of a
+ * cancelled group.
+ */
+#include "config.h"
+#include "sched.h"
+#include "fault.h"
+#include "os/os.h"
+
+#include <stdlib.h>
+
+/* The most a worker moves from the global queue into its deque at once:
+ * enough to take the lock once per many tasks when a producer is ahead,
+ * few enough that the others can still find work there. */
+#define GLOBAL_BATCH 32u
+
+/* How deep tasks may nest in one worker's stack by helping while they
+ * wait for a group (pp_group_wait): each level is a task frame and a wait;
+ * past this a wait just blocks. */
+#define HELP_DEPTH_MAX 256u
+
+_Thread_local pp__worker_t *pp__self;
+
+/* Called with the lock held: take the most recently idle worker. It
+ * counts as searching from here on, so that the submits right behind this
+ * one leave the others asleep. */
+static pp__worker_t *pop_idle_locked(pp_pool_t *pool)
+{
+    apr_uint32_t n = load32(&pool->nidle);
+
+    ASSERT_LOCKED(pool);
+    /* Each worker is idle, searching (or counted so by its waker), or
+     * neither; never both. */
+    PP__ASSERT(n + load32(&pool->nsearching) <= pool->cfg.threads);
+    if (n == 0)
+        return NULL;
+    atomic_store_explicit(&pool->nidle, n - 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
+    pp__counter_add(&pool->unparks, 1);    /* under the lock */
+    return pool->idle[n - 1];
+}
+
+/* Called with the lock held: wake every idle worker. */
+void pp__wake_all_locked(pp_pool_t *pool)
+{
+    pp__worker_t *w;
+
+    while ((w = pop_idle_locked(pool)) != NULL)
+        pp__unpark(w->parker);
+}
+
+apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
+                                        pp__worker_t **wake, apr_uint32_t max)
+{
+    apr_uint32_t nwake = 0, want, searching;
+    pp__worker_t *w;
+
+    ASSERT_LOCKED(pool);
+    /* nidle changes only under the lock we hold: with nobody idle there is
+     * nobody to wake, and no fence to pay (every worker is awake and looks
+     * at this queue, under this lock, before it may sleep). */
+    if (load32(&pool->nidle) == 0)
+        return 0;
+    atomic_thread_fence(memory_order_seq_cst);    /* F3: pairs with F4 */
+    searching = load32(&pool->nsearching);
+    want = pp__queue_len(&pool->queue);
+    want = want > searching ? want - searching : 0;
+    if (want > n)
+        want = n;
+    while (want-- > 0 && (w = pop_idle_locked(pool)) != NULL) {
+        if (nwake < max)
+            wake[nwake++] = w;
+        else
+            pp__unpark(w->parker);
+    }
+    return nwake;
+}
+
+/* After a task went into a queue and a seq_cst fence: does anybody have
+ * to be woken for it? */
+static int wake_wanted(pp_pool_t *pool)
+{
+    return load32(&pool->nsearching) == 0 && load32(&pool->nidle) > 0;
+}
+
+/* Wake one idle worker, unless one is searching by the time we hold the
+ * lock (it will find the work: it looks again before it sleeps). */
+static void wake_one(pp_pool_t *pool)
+{
+    pp__worker_t *w = NULL;
+
+    pp__mutex_lock(pool->lock);
+    if (wake_wanted(pool))
+        w = pop_idle_locked(pool);
+    pp__mutex_unlock(pool->lock);
+    if (w)
+        pp__unpark(w->parker);
+}
+
+/* Does any deque hold a task? After a seq_cst fence, this sees every
+ * task pushed before the pusher's fence. */
+static int deques_busy(pp_pool_t *pool)
+{
+    apr_uint32_t i;
+
+    for (i = 0; i < pool->cfg.threads; i++)
+        if (pp__deque_len(&pool->deques[i]) > 0)
+            return 1;
+    return 0;
+}
+
+/* Is any worker running a task? Ended is read before started, so a task
+ * seen ended was seen started. Used by a draining worker that found
+ * nothing, under the lock: see search(). */
+static int tasks_running(pp_pool_t *pool)
+{
+    apr_uint32_t i;
+
+    for (i = 0; i < pool->cfg.threads; i++) {
+        pp__worker_t *w = worker_at(pool, i);
+        apr_uint64_t ended = pp__counter_read(&w->completed) + pp__counter_read(&w->failed);
+        if (pp__counter_read(&w->started) != ended)
+            return 1;
+    }
+    return 0;
+}
+
+/* Is there anything a searcher could take? */
+static int work_visible(pp_pool_t *pool)
+{
+    return load32(&pool->qlen) > 0 || deques_busy(pool);
+}
+
+static void run_entry(pp__worker_t *w, const pp__entry_t *e)
+{
+    pp_task_ctx_t ctx, *outer = w->ctx;    /* set when w helps in a wait */
+    apr_status_t rv;
+    pp_pool_t *pool = w->pool;
+    const pp_config_t *cfg = &pool->cfg;
+
+    /* A task taken from a deque may have been queued just as its pool or
+     * group was cancelled: it is dropped as if the cancel had found it. */
+    if (load_state(pool) == STATE_CANCELLING
+        || (e->group && pp__group_cancelled(e->group))) {
+        pp__drop_entry(pool, e);
+        return;
+    }
+    pp__counter_add(&w->started, 1);
+    ctx.worker = w;
+    ctx.entry = e;
+    w->ctx = &ctx;
+    w->in_fn++;
+    rv = e->fn(e->arg, &ctx);
+    w->in_fn--;
+    w->ctx = outer;
+    /* Report before release: the name may belong to what release lets go
+     * (a plugin's registry). Count after both, then tell the group, so that
+     * whoever sees the group done or the counters settled sees it all. */
+    if (rv != APR_SUCCESS && cfg->on_task_error)
+        cfg->on_task_error(rv, e->name ? e->name : "", cfg->baton);
+    if (e->release)
+        e->release(e->arg);
+    if (rv != APR_SUCCESS)
+        pp__counter_add(&w->failed, 1);
+    else
+        pp__counter_add(&w->completed, 1);
+    if (e->group)
+        pp__group_leave(e->group, rv, 1, 1);
+}
+
+/* Called with the lock held, after the global queue shrank: wake the
+ * submitters that may fit now. Waiters for one slot are alike, so one
+ * take wakes one of them; a batch waiter needs more room than one slot,
+ * and a lone signal could go to it and be lost on it while a single
+ * submitter sleeps beside a free slot, so with any batch waiting every
+ * waiter looks again. */
+static void room_made_locked(pp_pool_t *pool)
+{
+    ASSERT_LOCKED(pool);
+    if (pool->nwaiting_batch > 0)
+        pp__cond_broadcast(pool->not_full);
+    else if (load32(&pool->nwaiting) > 0)
+        pp__cond_signal(pool->not_full);
+}
+
+/* Called with the lock held: take the oldest global task into e and, when
+ * many wait, a batch more into w's deque (in reverse, so that w pops them
+ * oldest first). A bounded queue moves nothing: its capacity is a promise
+ * about how much may wait. */
+static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+    pp__entry_t more[GLOBAL_BATCH];
+    apr_uint32_t len = pp__queue_len(&pool->queue), n = 0;
+
+    ASSERT_LOCKED(pool);
+
+    if (!pp__queue_pop(&pool->queue, e))
+        return 0;
+    if (pool->cfg.queue_capacity == 0 && len > 2) {
+        n = len / pool->cfg.threads;
+        if (n > GLOBAL_BATCH)
+            n = GLOBAL_BATCH;
+        if (n > PP__DEQUE_SIZE - pp__deque_len(w->deque))
+            n = PP__DEQUE_SIZE - pp__deque_len(w->deque);
+        n = n > 0 ? n - 1 : 0;
+        for (len = 0; len < n; len++)
+            pp__queue_pop(&pool->queue, &more[len]);
+    }
+    publish_qlen_locked(pool);
+    room_made_locked(pool);
+    while (n > 0)
+        pp__deque_push(w->deque, &more[--n]);
+    return 1;
+}
+
+static int take_global(pp__worker_t *w, pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+    int got;
+
+    if (load32(&pool->qlen) == 0)
+        return 0;
+    pp__mutex_lock(pool->lock);
+    got = take_global_locked(w, e);
+    pp__mutex_unlock(pool->lock);
+    return got;
+}
+
+/* Steal half of the first other deque that has work, the oldest entry
+ * into e (to run now), the rest into w's own deque. */
+static int steal(pp__worker_t *w, pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+    apr_uint32_t n = pool->cfg.threads, k, v, want, got;
+    pp__entry_t x;
+    int r;
+
+    for (k = 0; k < n; k++) {
+        v = (w->victim + k) % n;
+        if (v == w->index)
+            continue;
+        want = (pp__deque_len(&pool->deques[v]) + 1) / 2;
+        if (want > PP__DEQUE_SIZE - pp__deque_len(w->deque))
+            want = PP__DEQUE_SIZE - pp__deque_len(w->deque);
+        for (got = 0; got < want;) {
+            r = pp__deque_steal(&pool->deques[v], got ? &x : e);
+            if (r == 0)
+                break;
+            if (r < 0)
+                continue;    /* another taker won that one; look again */
+            if (got++)
+                pp__deque_push(w->deque, &x);
+        }
+        if (got) {
+            w->victim = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Has the oldest entry of w's deque waited too long (FAIR_AGE) in that
+ * place? Checked at a fair pick only, so the clock is read once in
+ * FAIR_EVERY picks. */
+static int oldest_overdue(pp__worker_t *w)
+{
+    pp__dq_index_t top = atomic_load_explicit(&w->deque->top, memory_order_relaxed);
+    apr_time_t now;
+
+    if (pp__deque_len(w->deque) == 0) {
+        w->fair_since = 0;
+        return 0;
+    }
+    now = pp__clock_mono();
+    if (top != w->fair_top || w->fair_since == 0) {
+        w->fair_top = top;
+        w->fair_since = now;
+        return 0;
+    }
+    return now - w->fair_since >= FAIR_AGE;
+}
+
+/* Twice in every FAIR_EVERY picks, an older task rather than the newest:
+ * the global queue's oldest, and, half a round later, its own deque's
+ * oldest if that has waited FAIR_AGE. Not the deque's oldest every time:
+ * each such pick starts a new depth-first frontier in the deque, and a
+ * fan-out tree then fills it with half-finished levels until it spills
+ * into the global queue. A deque's oldest entry is usually stolen long
+ * before it ages. */
+static int pick_oldest(pp__worker_t *w, pp__entry_t *e)
+{
+    if (--w->fair == FAIR_EVERY / 2)
+        return oldest_overdue(w) && pp__deque_steal(w->deque, e) > 0;
+    if (w->fair == 0) {
+        w->fair = FAIR_EVERY;
+        return take_global(w, e);
+    }
+    return 0;
+}
+
+/* A task for w without searching: its own deque's newest, else the
+ * global queue's oldest, with the fair pick now and then. */
+static int next_local(pp__worker_t *w, pp__entry_t *e)
+{
+    return pick_oldest(w, e) || pp__deque_pop(w->deque, e) || take_global(w, e);
+}
+
+/* A searching worker found work: if it was the last searcher and there is
+ * more to do, one more worker joins in (see the header comment). */
+static void found_work(pp__worker_t *w)
+{
+    pp_pool_t *pool = w->pool;
+
+    /* Release: a steal pushed its surplus into w's deque before this. A
+     * searcher going idle reads nsearching with its own RMW and then
+     * fences (seq_cst) before it scans the deques, so if it sees this
+     * decrement it sees the push too; relaxed, on ARM or POWER it could
+     * see the one and not the other, park, and leave the surplus to a
+     * worker whose task may block (models/sleepwake.pml, STEAL_REORDER). */
+    if (atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_release) != 1)
+        return;
+    atomic_thread_fence(memory_order_seq_cst);    /* F4: pairs with F1, F2, F3 */
+    if (load32(&pool->nidle) > 0 && work_visible(pool))
+        wake_one(pool);
+}
+
+/* How many rounds w may poll the queues before it goes idle (budget.h).
+ * The count of others is exact: each searcher's load of nsearching comes
+ * after its own increment, so the k-th to join sees k - 1 others. */
+static apr_uint32_t search_budget(const pp__worker_t *w)
+{
+    pp_pool_t *pool = w->pool;
+
+    return pp__budget_rounds(&w->budget, pool->cfg.threads - load32(&pool->nidle),
+                             load32(&pool->nsearching) - 1);    /* w is one */
+}
+
+/*
+ * w's deque is empty and the global queue was. Search (poll the queues)
+ * for up to search_budget() rounds, then go idle and park; repeat after a
+ * wake-up.
+ * 1 with a task in e, 0 when the pool is shutting down and nothing is left
+ * for w. The caller counted w as searching (or its waker did).
+ */
+static int search(pp__worker_t *w, pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+    apr_uint32_t i, n, budget;
+    apr_time_t polled, parked;
+    int woken = 0;
+
+    for (;;) {
+        /* Shutting down: one look per round, not a poll. A shutdown wakes
+         * every worker at once, and a thousand of them each polling a
+         * thousand deques would make it quadratic. */
+        budget = load_state(pool) == STATE_RUNNING ? search_budget(w) : 0;
+        polled = 0;
+        for (i = 0;; i++) {
+            if (take_global(w, e) || steal(w, e)) {
+                /* Work found by polling (not at the first look): it paid
+                 * off, search longer next time (up to cfg.spin). Work
+                 * found on a wake-up says nothing about polling, and
+                 * changes nothing. */
+                if (!woken && i > 0)
+                    w->budget.spin = pp__budget_paid(w->budget.spin, pool->cfg.spin);
+                found_work(w);
+                return 1;
+            }
+            if (i >= budget)
+                break;
+            /* When workers outnumber the cores, the thread that would
+             * bring the work may be waiting for this one's core: give it
+             * a chance now and then rather than spin past it into a park
+             * that costs it a wake-up syscall later. Cheap when nobody
+             * else wants the core. */
+            if (i % PP__BUDGET_YIELD_EVERY == PP__BUDGET_YIELD_EVERY - 1) {
+                /* Timed from here: a search that ends sooner reads no clock. */
+                if (i == PP__BUDGET_YIELD_EVERY - 1)
+                    polled = apr_time_now();
+                apr_thread_yield();
+            }
+        }
+        pp__budget_missed_search(&w->budget, budget, pool->min_spin, polled);
+
+        pp__mutex_lock(pool->lock);
+        if (take_global_locked(w, e)) {
+            pp__mutex_unlock(pool->lock);
+            found_work(w);
+            return 1;
+        }
+        if (pool->state != STATE_RUNNING) {
+            /* Shutting down: help drain the deques, then leave; but while
+             * a drain has tasks running, go idle as in a running pool:
+             * they may still submit (a drain accepts their fan-out), and
+             * what they submit may need more hands than theirs. Whoever
+             * leaves takes every idle worker along (they look again),
+             * so the last task's worker ends the drain for all. A worker
+             * that misses a task starting now only leaves early: that
+             * task's own worker stays to run whatever it submits. */
+            if (deques_busy(pool)) {
+                pp__mutex_unlock(pool->lock);
+                continue;
+            }
+            if (pool->state == STATE_CANCELLING || !tasks_running(pool)) {
+                atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
+                pp__wake_all_locked(pool);
+                pp__mutex_unlock(pool->lock);
+                return 0;
+            }
+        }
+        n = load32(&pool->nidle);
+        pool->idle[n] = w;
+        atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_seq_cst);    /* F1: pairs with F2, F4, F5 */
+        if (deques_busy(pool)) {
+            /* A task came into a deque while we announced ourselves: take
+             * the announcement back and go after it. */
+            atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);
+            atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
+            pp__mutex_unlock(pool->lock);
+            continue;
+        }
+        pp__mutex_unlock(pool->lock);
+        pp__counter_add(&w->parks, 1);
+        parked = w->budget.polls_per_us ? apr_time_now() : 0;
+        pp__park(w->parker);
+        if (parked)
+            pp__budget_woke(&w->budget, pool->cfg.spin, apr_time_now() - parked);
+        woken = 1;    /* and whoever woke us counted us as searching */
+    }
+}
+
+/* A new worker goes idle at once, without searching or looking at any
+ * queue: pp_pool_create() returns only once every worker is idle, so
+ * nothing can be queued before. (A thousand new workers that each polled
+ * a thousand deques, and kept the earlier ones polling, made starting a
+ * pool quadratic: -j 4096 took minutes.) It returns counted as searching:
+ * woken (its waker counted it), or at once if the pool is already closing
+ * (its creation failed) or it replaces a worker (pp__thread_died) and
+ * must look for work. */
+static void start_idle(pp__worker_t *w)
+{
+    pp_pool_t *pool = w->pool;
+    apr_uint32_t n;
+
+    pp__mutex_lock(pool->lock);
+    if (pool->state != STATE_RUNNING || w->replaced) {
+        atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
+        pp__mutex_unlock(pool->lock);
+        return;
+    }
+    n = load32(&pool->nidle);
+    pool->idle[n] = w;
+    atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
+    pp__counter_add(&w->parks, 1);    /* counted before pp_pool_create() returns */
+    if (++pool->nready == pool->cfg.threads)
+        pp__cond_broadcast(pool->exited);    /* pp_pool_create() waits */
+    pp__mutex_unlock(pool->lock);
+    pp__park(w->parker);
+}
+
+void *APR_THREAD_FUNC pp__worker_main(apr_thread_t *thread, void *data)
+{
+    pp__worker_t *w = data;
+    pp_pool_t *pool = w->pool;
+    pp__entry_t *e = &w->cur;
+    apr_status_t rv;
+
+    (void)thread;
+    pp__thread_set_name(w->name);
+    pp__self = w;
+    rv = pp__exit_watch(w);
+    if (rv != APR_SUCCESS) {
+        char msg[128];
+        pp__pool_log(pool, PP_LOG_WARN, "%s: no thread-exit watch (%s): a task that ends the "
+                     "thread will hang the pool's shutdown", w->name,
+                     pp_strerror(rv, msg, sizeof(msg)));
+    }
+
+    start_idle(w);
+    for (;;) {
+        /* Counted as searching here: by its waker, or by itself. */
+        if (!search(w, e))
+            break;
+        run_entry(w, e);
+        while (next_local(w, e))
+            run_entry(w, e);
+        atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
+    }
+    pp__exit_watch(NULL);
+    pp__self = NULL;
+    pp__mutex_lock(pool->lock);
+    PP__ASSERT(pool->live > 0);
+    pool->live--;
+    pp__pool_leave_locked(pool);    /* the last touch of pool: it may be freed */
+    return NULL;
+}
+
+/*
+ * A task ended its worker's thread (pthread_exit, ExitThread): called on
+ * that thread as it goes (os.h's exit watch), its stack unwound.
+ * The tasks it was running (started, not ended: the outermost in cur,
+ * those it ran while helping in nested) fail with PP_ETHREADEXIT; those
+ * still inside their function are reported and released now, one that
+ * was already in its hooks is only counted. Then a new thread takes over
+ * the worker (its deque, counters and place) unless the pool is being
+ * cancelled or no thread can be made: then it leaves as at shutdown and
+ * an idle worker is woken for what its deque holds.
+ */
+void pp__thread_died(void *data)
+{
+    pp__worker_t *w = data;
+    pp_pool_t *pool = w->pool;
+    const pp_config_t *cfg = &pool->cfg;
+    apr_uint64_t ended = pp__counter_read(&w->completed) + pp__counter_read(&w->failed);
+    apr_uint32_t levels = (apr_uint32_t)(pp__counter_read(&w->started) - ended), level;
+    apr_thread_t *thread = NULL;
+    pp__worker_t *x = NULL;
+    apr_status_t rv = APR_EGENERAL;
+    char msg[128];
+
+    for (level = levels; level-- > 0;) {
+        const pp__entry_t *e = level ? &w->nested[level - 1] : &w->cur;
+        if (level < w->in_fn) {
+            if (cfg->on_task_error)
+                cfg->on_task_error(PP_ETHREADEXIT, e->name ? e->name : "", cfg->baton);
+            if (e->release)
+                e->release(e->arg);
+        }
+        pp__counter_add(&w->failed, 1);
+        if (e->group)
+            pp__group_leave(e->group, PP_ETHREADEXIT, 1, 1);
+    }
+    w->depth = 0;
+    w->in_fn = 0;
+    w->ctx = NULL;
+    pp__self = NULL;
+
+    w->replaced = 1;
+    pp__mutex_lock(pool->lock);
+    if (pool->state != STATE_CANCELLING)
+        rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
+             ? APR_EAGAIN
+             : apr_thread_create(&thread, pool->attr, pp__worker_main, w, pool->p);
+    if (rv == APR_SUCCESS) {
+        /* Joined by nobody now: the pool joins the new one. */
+        apr_thread_detach(w->thread);
+        w->thread = thread;
+        pp__mutex_unlock(pool->lock);
+        pp__pool_log(pool, PP_LOG_ERROR, "%s: a task ended the thread; %u task%s failed with it; "
+                     "a new thread took its place", w->name, levels, levels == 1 ? "" : "s");
+        return;
+    }
+    pp__mutex_unlock(pool->lock);    /* no hook runs under the lock */
+    pp__pool_log(pool, PP_LOG_ERROR, "%s: a task ended the thread; %u task%s failed with it; "
+                 "not replaced (%s)", w->name, levels, levels == 1 ? "" : "s",
+                 load_state(pool) == STATE_CANCELLING ? "cancelling"
+                                                      : pp_strerror(rv, msg, sizeof(msg)));
+    pp__mutex_lock(pool->lock);
+    if (pp__deque_len(w->deque) > 0)
+        x = pop_idle_locked(pool);
+    if (x)
+        pp__unpark(x->parker);
+    PP__ASSERT(pool->live > 0);
+    pool->live--;
+    pp__pool_leave_locked(pool);    /* the last touch of pool: it may be freed */
+}
+
+apr_status_t pp__push_local(pp__worker_t *w, const pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+
+    if (!accepting(pool, 1))
+        return PP_ESHUTDOWN;
+    pp__counter_add(&w->submitted, 1);    /* before the task can start */
+    pp__deque_push(w->deque, e);
+    atomic_thread_fence(memory_order_seq_cst);    /* F2: pairs with F1, F4 */
+    if (wake_wanted(pool))
+        wake_one(pool);
+    return APR_SUCCESS;
+}
+
+int pp__pool_help(pp_pool_t *pool)
+{
+    pp__worker_t *w = pp__self;
+    pp__entry_t *e;
+
+    if (!w || w->pool != pool || w->depth >= HELP_DEPTH_MAX)
+        return -1;
+    if (!w->nested && !(w->nested = malloc(HELP_DEPTH_MAX * sizeof(*w->nested))))
+        return -1;
+    e = &w->nested[w->depth];
+    if (!next_local(w, e)) {
+        if (!steal(w, e))
+            return 0;
+        /* Half a deque came along: if nobody searches, wake a hand for
+         * it, as a searcher does (this one may go back to a long task). */
+        atomic_thread_fence(memory_order_seq_cst);    /* F5: as F2 */
+        if (pp__deque_len(w->deque) > 0 && wake_wanted(pool))
+            wake_one(pool);
+    }
+    w->depth++;
+    run_entry(w, e);
+    w->depth--;
+    return 1;
+}
+
+pp_group_t *pp__current_group(void)
+{
+    return pp__self && pp__self->ctx ? pp__self->ctx->entry->group : NULL;
+}

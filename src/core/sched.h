@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The pool's state, shared by the three files that work on it: pool.c
+ * (create, shutdown, join, stats), sched.c (the worker loop and both
+ * halves of the sleep/wake handshake) and submit.c (what callers queue).
+ * Not installed.
+ */
+#ifndef PP_SCHED_H
+#define PP_SCHED_H
+
+#include "pool_private.h"
+#include "budget.h"
+#include "counter.h"
+#include "debug.h"
+#include "deque.h"
+#include "os/fork.h"
+#include "os/sync.h"
+#include "park/park.h"
+
+#include <apr_thread_proc.h>
+#include <stdatomic.h>
+
+enum { STATE_RUNNING, STATE_DRAINING, STATE_CANCELLING };
+enum { JOIN_NONE, JOIN_BUSY, JOIN_DONE };
+
+#define CACHE_LINE PP__CACHE_LINE
+
+/* Fairness: of every FAIR_EVERY tasks a worker picks between searches,
+ * one is the global queue's oldest and one may be its own deque's oldest
+ * (sched.c, pick_oldest), not the newest of its deque: LIFO alone lets a
+ * task that resubmits itself starve its older siblings and outside
+ * submits for as long as it goes on. Go's scheduler looks at its global
+ * queue every 61st tick for the same reason; parkpool.h states the
+ * bounds. */
+#define FAIR_EVERY PP_FAIR_EVERY
+#define FAIR_AGE PP_FAIR_AGE
+
+typedef struct pp__worker_t {
+    pp_pool_t      *pool;
+    pp__parker_t   *parker;
+    pp__deque_t    *deque;
+    apr_thread_t   *thread;
+    pp_task_ctx_t  *ctx;        /* the running task, NULL between tasks */
+    const char     *name;
+    apr_uint32_t    index;
+    pp__budget_t    budget;     /* how long it polls before it parks */
+    apr_uint32_t    victim;     /* where its next steal starts looking */
+    apr_uint32_t    fair;       /* tasks picked until the next fair pick */
+    apr_uint32_t    depth;      /* tasks running nested in this thread */
+    pp__dq_index_t  fair_top;   /* its deque's top when last looked at */
+    apr_time_t      fair_since; /* since when that top was there; 0: unknown */
+    /* The tasks it runs live here, not on its stack, so that they can be
+     * accounted for when a task ends the thread (pp__thread_died): the
+     * outermost in cur, those it runs while it waits in a task (helping)
+     * in nested[depth - 1], an array made at its first help. in_fn: how
+     * many of them are inside their function (the innermost may be in
+     * its hooks). */
+    pp__entry_t     cur;
+    pp__entry_t    *nested;
+    apr_uint32_t    in_fn;
+    int             replaced;   /* this thread took over from a dead one */
+    /* This worker's only, so a plain release store adds (counter.h); they
+     * sit on its own cache lines and pp_pool_stats() sums them. */
+    pp__counter_t submitted, started, completed, failed, parks;
+} pp__worker_t;
+
+typedef union worker_slot {
+    pp__worker_t w;
+    char pad[3 * CACHE_LINE];
+} worker_slot;
+_Static_assert(sizeof(pp__worker_t) <= 3 * CACHE_LINE, "a worker outgrew its slot");
+
+struct pp_task_ctx_t {
+    pp__worker_t      *worker;
+    const pp__entry_t *entry;
+};
+
+struct pp_pool_t {
+    apr_pool_t          *p;         /* ours alone (unmanaged), see pool_free() */
+    apr_pool_t          *parent;    /* whose destruction closes the pool */
+    pp_config_t          cfg;
+    worker_slot         *slots;
+    pp__deque_t         *deques;    /* one per worker */
+    apr_uint32_t         nstarted;  /* threads created; joined at the end.
+                                     * It grows while the first workers run,
+                                     * so they go by cfg.threads instead
+                                     * (every deque is ready before them). */
+    apr_uint32_t         min_spin;  /* the adaptive search budget's floor */
+    apr_uint32_t         gen;       /* the fork generation it lives in (fork.h) */
+
+    pp__mutex_t         *lock;      /* the queue lock: guards what follows */
+    pp__queue_t          queue;
+    pp__worker_t       **idle;      /* LIFO stack of parked workers */
+    apr_threadattr_t    *attr;      /* how workers are made (replacements too) */
+    apr_uint32_t         live;      /* workers not yet out of their loop */
+    apr_uint32_t         inside;    /* callers in a shutdown or dropping tasks */
+    apr_uint32_t         nready;    /* workers that went idle once started */
+    int                  orphaned;  /* closed from one of its own tasks: the
+                                     * last worker or caller out frees it */
+    _Atomic apr_uint32_t nwaiting;  /* submitters blocked on not_full;
+                                     * read by pp_pool_stats() only */
+    apr_uint32_t         nwaiting_batch; /* those of them waiting for room for > 1 */
+    int                  join;
+    pp__cond_t          *not_full;  /* bounded queue: submitters wait here */
+    pp__cond_t          *exited;    /* shutdown callers wait here */
+    /* Written under the lock, read anywhere; a reader outside the lock
+     * only needs to see the change eventually (a task that sees RUNNING a
+     * moment late is dropped by whoever takes it), so relaxed will do. */
+    _Atomic apr_uint32_t state;
+
+    /* Written under the lock (so already serialised) but read without it. */
+    pp__counter_t submitted, unparks;
+    pp__counter_t cancelled;
+
+    /* Read by everyone without the lock. nidle and qlen mirror the idle
+     * stack's depth and the global queue's length (written under the lock);
+     * nsearching changes anywhere. Apart from the lock's line, so that
+     * polling them does not fight the lock holder for it. */
+    char pad1[CACHE_LINE];
+    _Atomic apr_uint32_t nidle;
+    _Atomic apr_uint32_t qlen;
+    char pad2[CACHE_LINE];
+    _Atomic apr_uint32_t nsearching;
+    char pad3[CACHE_LINE];
+};
+
+
+/* The precondition of every *_locked helper, checked in debug builds. */
+#define ASSERT_LOCKED(pool) PP__ASSERT(pp__mutex_held((pool)->lock))
+
+/* The worker running on the calling thread (sched.c), NULL elsewhere:
+ * tells a task's submits and waits from everybody else's. */
+extern _Thread_local pp__worker_t *pp__self;
+
+static inline pp__worker_t *worker_at(pp_pool_t *pool, apr_uint32_t i)
+{
+    return &pool->slots[i].w;
+}
+
+static inline apr_uint32_t load32(_Atomic apr_uint32_t *a)
+{
+    return atomic_load_explicit(a, memory_order_relaxed);
+}
+
+static inline apr_uint32_t load_state(pp_pool_t *pool)
+{
+    return load32(&pool->state);
+}
+
+/* Is this a child of a fork, where the pool's workers do not exist? */
+static inline int forked(const pp_pool_t *pool)
+{
+    return pool->gen != pp__fork_generation();
+}
+
+/* Is the calling thread one of pool's workers? */
+static inline int own_worker(const pp_pool_t *pool)
+{
+    return pp__self && pp__self->pool == pool;
+}
+
+/* May a task be queued now? A running pool takes anyone's; a draining one
+ * only its own tasks' (what was accepted finishes, fan-out included). */
+static inline int accepting(pp_pool_t *pool, int own)
+{
+    apr_uint32_t state = load_state(pool);
+
+    return state == STATE_RUNNING || (state == STATE_DRAINING && own);
+}
+
+/* Called with the lock held, after the global queue changed. */
+static inline void publish_qlen_locked(pp_pool_t *pool)
+{
+    ASSERT_LOCKED(pool);
+    atomic_store_explicit(&pool->qlen, pp__queue_len(&pool->queue), memory_order_relaxed);
+}
+
+/* sched.c */
+
+/** A worker thread's function; data is its pp__worker_t. */
+void *APR_THREAD_FUNC pp__worker_main(apr_thread_t *thread, void *data);
+
+/** Called with the lock held: wake every idle worker (a shutdown). */
+void pp__wake_all_locked(pp_pool_t *pool);
+
+/** Called with the lock held, n tasks just pushed on the global queue:
+ *  take an idle worker off the stack for each of them that the searching
+ *  workers cannot take (fence F3), at most max into wake[] for the caller
+ *  to unpark after unlocking, the rest unparked at once. Returns how many
+ *  went into wake[]. */
+apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
+                                        pp__worker_t **wake, apr_uint32_t max);
+
+/** A task's submit of a task: onto its worker's own deque, no lock, and
+ *  a wake-up if nobody searches (fence F2). */
+apr_status_t pp__push_local(pp__worker_t *w, const pp__entry_t *e);
+
+/* pool.c */
+
+/** Tell cfg.on_log, formatting only when someone listens. */
+void pp__pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** Account, report and release one task that will never run. */
+void pp__drop_entry(pp_pool_t *pool, const pp__entry_t *e);
+
+/** Called with the lock held by a worker or caller that stopped counting
+ *  itself live or inside; releases the lock. After this the pool may be
+ *  gone: the caller must not touch it. */
+void pp__pool_leave_locked(pp_pool_t *pool);
+
+#endif

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Submitting: what a caller's task goes through on its way to a worker.
+ * From outside, onto the global queue under the queue lock (waiting for
+ * room in a bounded one), and one idle worker woken per task the
+ * searchers cannot take (sched.c, F3); from a task, onto its worker's own
+ * deque (sched.c, F2).
+ */
+#include "config.h"
+#include "sched.h"
+
+/* Called with the lock held: wait until n more entries fit (or fail with
+ * PP_ESHUTDOWN, or PP_EFULL under PP_NOWAIT). A worker must never wait for
+ * room in its own pool's queue: if every worker did, nobody would make
+ * room. Its submits go past the capacity. */
+static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flags)
+{
+    apr_uint32_t cap = pool->cfg.queue_capacity;
+    int own = own_worker(pool);
+
+    ASSERT_LOCKED(pool);
+
+    for (;;) {
+        if (!accepting(pool, own))
+            return PP_ESHUTDOWN;
+        if (cap == 0 || own || pp__queue_len(&pool->queue) + n <= cap)
+            return APR_SUCCESS;
+        if (flags & PP_NOWAIT)
+            return PP_EFULL;
+        atomic_store_explicit(&pool->nwaiting, load32(&pool->nwaiting) + 1,
+                              memory_order_relaxed);
+        pool->nwaiting_batch += n > 1;
+        pp__cond_wait(pool->not_full, pool->lock);
+        pool->nwaiting_batch -= n > 1;
+        atomic_store_explicit(&pool->nwaiting, load32(&pool->nwaiting) - 1,
+                              memory_order_relaxed);
+    }
+}
+
+/* Wake-ups a batch makes after unlocking; more idle workers than this are
+ * unparked under the lock, which is correct, only slower. */
+#define BATCH_WAKE_MAX 64
+
+/* Put n entries like e on the global queue (the i-th with fns[i] and
+ * args[i] when fns is given), all or none, and wake an idle worker for
+ * each of them that the searching workers cannot take: the queue's length
+ * past the number searching, n at most. A lone submit to a pool with a
+ * searcher wakes nobody; a burst wakes helpers as fast as it outruns them,
+ * instead of one at a time behind the first searcher's wake-up. */
+static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task_fn *fns,
+                            void *const *args, apr_uint32_t n, apr_uint32_t flags)
+{
+    pp__worker_t *wake[BATCH_WAKE_MAX];
+    apr_uint32_t i = 0, nwake = 0;
+    pp__entry_t x = *e;
+    apr_status_t rv;
+
+    /* A full queue is told without the lock, so that a PP_NOWAIT retry loop
+     * does not queue for the lock that the workers need to empty it. The
+     * length is as of the last change under the lock: a moment's view, as
+     * the answer under the lock would be. */
+    if ((flags & PP_NOWAIT) && pool->cfg.queue_capacity && !own_worker(pool)
+        && load32(&pool->qlen) + (apr_uint64_t)n > pool->cfg.queue_capacity)
+        return load_state(pool) == STATE_RUNNING ? PP_EFULL : PP_ESHUTDOWN;
+    pp__mutex_lock(pool->lock);
+    rv = wait_room_locked(pool, n, flags);
+    if (rv != APR_SUCCESS)
+        goto out;
+    for (i = 0; i < n; i++) {
+        if (fns) {
+            x.fn = fns[i];
+            x.arg = args[i];
+        }
+        rv = pp__queue_push(&pool->queue, &x);
+        if (rv != APR_SUCCESS) {
+            pool->queue.tail -= i;    /* all or nothing: take back ours */
+            goto out;
+        }
+    }
+    pp__counter_add(&pool->submitted, n);
+    publish_qlen_locked(pool);
+    nwake = pp__wake_for_global_locked(pool, n, wake, BATCH_WAKE_MAX);
+out:
+    pp__mutex_unlock(pool->lock);
+    for (i = 0; i < nwake; i++)
+        pp__unpark(wake[i]->parker);
+    return rv;
+}
+
+static apr_status_t submit_entry(pp_pool_t *pool, const pp__entry_t *e, apr_uint32_t flags)
+{
+    if (own_worker(pool) && !pp__deque_full(pp__self->deque))
+        return pp__push_local(pp__self, e);
+    return enqueue(pool, e, NULL, NULL, 1, flags);
+}
+
+apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
+                            pp_group_t *group, apr_uint32_t flags)
+{
+    pp__entry_t e;
+    apr_status_t rv;
+
+    if (!pool || !task || !task->fn || (flags & ~PP_NOWAIT))
+        return APR_EINVAL;
+    if (forked(pool))
+        return PP_ESHUTDOWN;
+    e.fn = task->fn;
+    e.arg = task->arg;
+    e.release = task->release;
+    e.name = task->name;
+    e.group = group;
+    if (group) {
+        rv = pp__group_enter(group, pool, 1);
+        if (rv != APR_SUCCESS)
+            return rv;
+    }
+    rv = submit_entry(pool, &e, flags);
+    if (rv != APR_SUCCESS && group)
+        pp__group_leave(group, rv, 0, 1);
+    return rv;
+}
+
+apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
+                          pp_group_t *group, apr_uint32_t flags)
+{
+    pp_task_t t;
+
+    t.fn = fn;
+    t.arg = arg;
+    t.release = NULL;
+    t.name = NULL;
+    return pp_submit_task(pool, &t, group, flags);
+}
+
+apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg)
+{
+    return pp_submit_ex(pool, fn, arg, NULL, 0);
+}
+
+apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const *args,
+                             apr_uint32_t n, pp_group_t *group)
+{
+    apr_uint32_t i, cap = pool ? pool->cfg.queue_capacity : 0;
+    apr_status_t rv;
+    pp__entry_t e;
+
+    if (!pool || !fns || (n && !args))
+        return APR_EINVAL;
+    for (i = 0; i < n; i++)
+        if (!fns[i])
+            return APR_EINVAL;
+    if (forked(pool))
+        return PP_ESHUTDOWN;
+    if (n == 0)
+        return APR_SUCCESS;
+    if (cap && !own_worker(pool) && n > cap)
+        return APR_EINVAL;    /* it could never fit */
+    if (group) {
+        rv = pp__group_enter(group, pool, n);
+        if (rv != APR_SUCCESS)
+            return rv;
+    }
+    e.fn = NULL;
+    e.arg = NULL;
+    e.release = NULL;
+    e.name = NULL;
+    e.group = group;
+    rv = enqueue(pool, &e, fns, args, n, 0);
+    if (rv != APR_SUCCESS && group)
+        pp__group_leave(group, rv, 0, n);
+    return rv;
+}
