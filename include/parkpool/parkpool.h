@@ -21,6 +21,25 @@ extern "C" {
 #define PP_VERSION_PATCH 0
 #define PP_VERSION_STRING "0.1.0"
 
+/*
+ * PP_API marks the library's exports; it is built with hidden visibility
+ * (and on Windows exports what is marked), so nothing else leaves it. A
+ * Windows program that links the static library defines PP_STATIC.
+ */
+#if defined(_WIN32) || defined(__CYGWIN__)
+#if defined(PP_BUILDING) && !defined(PP_STATIC)
+#define PP_API __declspec(dllexport)
+#elif defined(PP_STATIC)
+#define PP_API
+#else
+#define PP_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define PP_API __attribute__((visibility("default")))
+#else
+#define PP_API
+#endif
+
 typedef struct pp_pool_t pp_pool_t;
 typedef struct pp_group_t pp_group_t;
 typedef struct pp_task_ctx_t pp_task_ctx_t;
@@ -119,7 +138,7 @@ typedef struct pp_task_t {
 } pp_task_t;
 
 /** Fill cfg with defaults: online CPUs, "pp-worker", 2 MiB stacks, unbounded. */
-void pp_config_init(pp_config_t *cfg);
+PP_API void pp_config_init(pp_config_t *cfg);
 
 /*
  * fork(): a child gets a copy of the pools, groups and registries made
@@ -140,8 +159,8 @@ void pp_config_init(pp_config_t *cfg);
  * If starting worker k fails, the workers already running are joined, all
  * memory is released and that failure is returned.
  */
-apr_status_t pp_pool_create(pp_pool_t **pool, const pp_config_t *cfg,
-                            apr_pool_t *parent);
+PP_API apr_status_t pp_pool_create(pp_pool_t **pool, const pp_config_t *cfg,
+                                   apr_pool_t *parent);
 
 /**
  * Shut down (drain), join and free the pool now rather than with its
@@ -151,10 +170,10 @@ apr_status_t pp_pool_create(pp_pool_t **pool, const pp_config_t *cfg,
  * the parent), it starts the drain and returns at once; the last worker
  * out frees the pool. The caller must not use the pool afterwards.
  */
-void pp_pool_destroy(pp_pool_t *pool);
+PP_API void pp_pool_destroy(pp_pool_t *pool);
 
 /** Queue fn(arg). Same as pp_submit_ex(pool, fn, arg, NULL, 0). */
-apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
+PP_API apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
 
 /**
  * The fairness bounds. A worker runs the tasks that its own tasks submit
@@ -184,8 +203,8 @@ apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
  *         round was cancelled, APR_EINVAL on bad arguments or when the group
  *         still has tasks pending on another pool.
  */
-apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
-                          pp_group_t *group, apr_uint32_t flags);
+PP_API apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
+                                 pp_group_t *group, apr_uint32_t flags);
 
 /**
  * Queue fns[i](args[i]) for i < n in one lock round, waking at most
@@ -193,12 +212,12 @@ apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
  * bounded queue the batch waits until all of it fits, and a batch larger
  * than the capacity is APR_EINVAL (the pool's own workers excepted).
  */
-apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const *args,
-                             apr_uint32_t n, pp_group_t *group);
+PP_API apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const *args,
+                                    apr_uint32_t n, pp_group_t *group);
 
 /** pp_submit_ex() for a pp_task_t (copied; the struct need not outlive the call). */
-apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
-                            pp_group_t *group, apr_uint32_t flags);
+PP_API apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
+                                   pp_group_t *group, apr_uint32_t flags);
 
 /**
  * Stop accepting tasks and wait for the workers to exit.
@@ -217,17 +236,17 @@ apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
  *         APR_EINPROGRESS when called from one of the pool's own tasks,
  *         which cannot wait for itself: the shutdown is started, not awaited.
  */
-apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
-                              apr_interval_time_t timeout);
+PP_API apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
+                                     apr_interval_time_t timeout);
 
 /** Counters, read without locks; queued, running and blocked are a
  *  momentary view, and running never exceeds the workers. A NULL out is
  *  ignored; a NULL pool gives zeros. */
-void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out);
+PP_API void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out);
 
 /** A set of tasks to wait for together. Its memory lives in p, and p's
  *  destruction waits until none of its tasks are pending. */
-apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p);
+PP_API apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p);
 
 /**
  * Wait until every task of the group completed, failed or was cancelled.
@@ -240,7 +259,7 @@ apr_status_t pp_group_create(pp_group_t **group, apr_pool_t *p);
  * @return APR_SUCCESS, APR_TIMEUP, or APR_EINVAL when called from one of the
  *         group's own tasks (it would wait for itself).
  */
-apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout);
+PP_API apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout);
 
 /**
  * Drop the group's queued tasks (each released and reported as
@@ -252,29 +271,29 @@ apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout);
  * A round of a group ends when pp_group_wait() returns APR_SUCCESS; the
  * next submit then starts a new one, clearing status and cancellation.
  */
-apr_status_t pp_group_cancel(pp_group_t *group);
+PP_API apr_status_t pp_group_cancel(pp_group_t *group);
 
 /** The first non-success outcome among the tasks of the current (or just
  *  ended) round, PP_ECANCELLED for a dropped one, or APR_SUCCESS. */
-apr_status_t pp_group_status(const pp_group_t *group);
+PP_API apr_status_t pp_group_status(const pp_group_t *group);
 
 /** Non-zero when the running task should stop early (pool or group cancelled). */
-int pp_task_cancelled(const pp_task_ctx_t *ctx);
+PP_API int pp_task_cancelled(const pp_task_ctx_t *ctx);
 
 /** Index (0 .. threads-1) of the worker running the task. */
-apr_uint32_t pp_task_worker(const pp_task_ctx_t *ctx);
+PP_API apr_uint32_t pp_task_worker(const pp_task_ctx_t *ctx);
 
 /** Hand a result line to the pool's on_output hook (dropped if none). */
-void pp_task_emit(pp_task_ctx_t *ctx, const char *line);
+PP_API void pp_task_emit(pp_task_ctx_t *ctx, const char *line);
 
 /** Text for a parkpool or APR status, written into buf; returns buf. */
-const char *pp_strerror(apr_status_t status, char *buf, apr_size_t bufsize);
+PP_API const char *pp_strerror(apr_status_t status, char *buf, apr_size_t bufsize);
 
 /** The park/unpark backend compiled in: "futex", "cond" or "win32". */
-const char *pp_park_backend(void);
+PP_API const char *pp_park_backend(void);
 
 /** The library's version string, e.g. "0.1.0". */
-const char *pp_version(void);
+PP_API const char *pp_version(void);
 
 #ifdef __cplusplus
 }

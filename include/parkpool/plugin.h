@@ -85,14 +85,14 @@ typedef struct pp_plugin_info_t {
  * or running, then unloads its plugins: code a worker may still run is
  * never unmapped.
  */
-apr_status_t pp_registry_create(pp_registry_t **reg, apr_pool_t *p);
+PP_API apr_status_t pp_registry_create(pp_registry_t **reg, apr_pool_t *p);
 
 /**
  * Register a type (copied; its strings must outlive the registry).
  * @return PP_EDUPTYPE if the name is taken, APR_EINVAL for a type without a
  *         name or run function, or a name that is not "family.verb".
  */
-apr_status_t pp_registry_add(pp_registry_t *reg, const pp_task_type_t *type);
+PP_API apr_status_t pp_registry_add(pp_registry_t *reg, const pp_task_type_t *type);
 
 /**
  * Load one plugin. On failure the registry is as it was, and err (if not
@@ -101,16 +101,16 @@ apr_status_t pp_registry_add(pp_registry_t *reg, const pp_task_type_t *type);
  *         pp_plugin_entry, wrong magic, or a name loaded already), PP_EABI,
  *         PP_EDUPTYPE, or the init function's own failure.
  */
-apr_status_t pp_registry_load(pp_registry_t *reg, const char *path,
-                              char *err, apr_size_t errlen);
+PP_API apr_status_t pp_registry_load(pp_registry_t *reg, const char *path,
+                                     char *err, apr_size_t errlen);
 
 /**
  * Load every plugin (".so", or ".dll" in any case on Windows) in dir, in
  * name order, going on past bad ones. err collects one line per failure.
  * @return APR_SUCCESS if all loaded, else the first failure's status.
  */
-apr_status_t pp_registry_load_dir(pp_registry_t *reg, const char *dir,
-                                  char *err, apr_size_t errlen);
+PP_API apr_status_t pp_registry_load_dir(pp_registry_t *reg, const char *dir,
+                                         char *err, apr_size_t errlen);
 
 /**
  * Split a job line, "TYPE ARG", in place: a trailing CR or LF goes, blanks
@@ -121,27 +121,27 @@ apr_status_t pp_registry_load_dir(pp_registry_t *reg, const char *dir,
  *         which hold no task; APR_EINVAL for a TYPE with nothing after it
  *         (*type is set, for the message) or a NULL argument.
  */
-apr_status_t pp_job_line_split(char *line, char **type, char **arg);
+PP_API apr_status_t pp_job_line_split(char *line, char **type, char **arg);
 
 /** The type registered under name, or NULL. */
-const pp_task_type_t *pp_registry_find(const pp_registry_t *reg, const char *name);
+PP_API const pp_task_type_t *pp_registry_find(const pp_registry_t *reg, const char *name);
 
 /** The registered type whose name is closest to name (for "did you mean"), or NULL. */
-const pp_task_type_t *pp_registry_suggest(const pp_registry_t *reg, const char *name);
+PP_API const pp_task_type_t *pp_registry_suggest(const pp_registry_t *reg, const char *name);
 
 /** Number of registered types; pp_registry_type(reg, i) walks them in name order. */
-apr_size_t pp_registry_count(const pp_registry_t *reg);
-const pp_task_type_t *pp_registry_type(const pp_registry_t *reg, apr_size_t i);
+PP_API apr_size_t pp_registry_count(const pp_registry_t *reg);
+PP_API const pp_task_type_t *pp_registry_type(const pp_registry_t *reg, apr_size_t i);
 
 /** The plugin a registered type came from. */
-const pp_plugin_info_t *pp_registry_owner(const pp_registry_t *reg,
-                                          const pp_task_type_t *type);
+PP_API const pp_plugin_info_t *pp_registry_owner(const pp_registry_t *reg,
+                                                 const pp_task_type_t *type);
 
 /** Queue type->run(arg) with type->release(arg) after it; arg is the
  *  caller's. A type from pp_registry_find() keeps its plugin loaded until
  *  the task has ended. */
-apr_status_t pp_submit_typed(pp_pool_t *pool, const pp_task_type_t *type, void *arg,
-                             pp_group_t *group);
+PP_API apr_status_t pp_submit_typed(pp_pool_t *pool, const pp_task_type_t *type, void *arg,
+                                    pp_group_t *group);
 
 /**
  * Parse text with the named type and queue the task. The argument lives in
@@ -150,8 +150,8 @@ apr_status_t pp_submit_typed(pp_pool_t *pool, const pp_task_type_t *type, void *
  * @return PP_ENOTYPE for an unknown name, the parser's failure, or what
  *         pp_submit_task() returns.
  */
-apr_status_t pp_submit_named(pp_pool_t *pool, const pp_registry_t *reg,
-                             const char *name, const char *text, pp_group_t *group);
+PP_API apr_status_t pp_submit_named(pp_pool_t *pool, const pp_registry_t *reg,
+                                    const char *name, const char *text, pp_group_t *group);
 
 #ifdef __cplusplus
 }

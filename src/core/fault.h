@@ -4,7 +4,10 @@
  * hit, so the unwinding of paths that real systems rarely take (a thread
  * that cannot be created, a queue that cannot grow) is exercised on every
  * run. Disarmed, a hit costs one atomic read. The state is process-wide on
- * purpose: it is a test control, not pool state.
+ * purpose: it is a test control, not pool state. The shipped library is
+ * built with PP_UNTESTABLE (as SQLite's release builds are with
+ * SQLITE_UNTESTABLE): no fault point is left in it, and a hit is a
+ * constant 0 that the compiler folds away.
  */
 #ifndef PP_FAULT_H
 #define PP_FAULT_H
@@ -20,10 +23,14 @@ enum {
     PP__FAULT_POINTS
 };
 
+#ifdef PP_UNTESTABLE
+#define pp__fault_hit(point) 0
+#else
 /** Make the nth hit (1 = next) of point fail; 0 disarms it. */
 void pp__fault_arm(int point, apr_uint32_t nth);
 
 /** Count a hit; non-zero when this one is to fail (then the point disarms). */
 int pp__fault_hit(int point);
+#endif
 
 #endif

@@ -302,6 +302,7 @@ void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
     out->threads_idle = load32(&pool->nidle);
 }
 
+#ifndef PP_UNTESTABLE
 void pp__pool_hold_lock(pp_pool_t *pool, int hold)
 {
     if (hold)
@@ -309,6 +310,7 @@ void pp__pool_hold_lock(pp_pool_t *pool, int hold)
     else
         pp__mutex_unlock(pool->lock);
 }
+#endif
 
 int pp_task_cancelled(const pp_task_ctx_t *ctx)
 {

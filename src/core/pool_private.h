@@ -52,9 +52,12 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
  *  leave the pool (after this, pool may be gone). */
 void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q);
 
-/** A test control, like fault.h's: take (hold != 0) or release the
- *  pool's queue lock, to show what a call does without it. */
+#ifndef PP_UNTESTABLE
+/** A test control, like fault.h's (and like it not in the shipped
+ *  library): take (hold != 0) or release the pool's queue lock, to show
+ *  what a call does without it. */
 void pp__pool_hold_lock(pp_pool_t *pool, int hold);
+#endif
 
 /** Called by pp_group_wait() on pool's behalf: when the caller is one of
  *  pool's workers (in a task), run one queued task in its place, so that a

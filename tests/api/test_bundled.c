@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *t_bundled_dir;
-
 /* Collects result lines (in arrival order) and failures of one run. */
 typedef struct collect {
     apr_thread_mutex_t *lock;

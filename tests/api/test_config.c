@@ -2,7 +2,6 @@
 /* Bad input, configuration defaults, status texts, injected failures. */
 #include "config.h"
 #include "testutil.h"
-#include "core/fault.h"
 
 #include <apr_file_info.h>
 #include <apr_file_io.h>
@@ -160,70 +159,6 @@ static void test_backend_and_version(void)
     CU_ASSERT_STRING_EQUAL(pp_version(), PP_VERSION_STRING);
 }
 
-/* Worker k cannot be created: the ones before it are joined, the memory
- * released (the leak checkers see to that part) and the error returned. */
-static void test_partial_start(void)
-{
-    apr_pool_t *p;
-    pp_config_t cfg;
-    pp_pool_t *pool;
-    int base = t_os_thread_count();
-    apr_uint32_t k;
-
-    apr_pool_create(&p, t_root);
-    pp_config_init(&cfg);
-    cfg.threads = 6;
-    for (k = 1; k <= 6; k++) {
-        pool = (pp_pool_t *)&cfg;
-        pp__fault_arm(PP__FAULT_THREAD_CREATE, k);
-        CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
-        CU_ASSERT_PTR_NULL(pool);
-        CU_ASSERT(t_thread_count_settles(base) <= base);
-    }
-    pp__fault_arm(PP__FAULT_THREAD_CREATE, 0);
-    T_OK(pp_pool_create(&pool, &cfg, p));
-    CU_ASSERT(t_os_thread_count() >= base + 6);
-    apr_pool_destroy(p);
-    CU_ASSERT(t_thread_count_settles(base) <= base);
-}
-
-/* A queue that cannot grow refuses the submit with APR_ENOMEM; nothing is
- * lost or counted twice, and the next submit works. */
-static void test_queue_growth_failure(void)
-{
-    apr_pool_t *p;
-    pp_pool_t *pool;
-    pp_group_t *g;
-    t_gate gate = { 0, 0, 0 };
-    volatile apr_uint32_t ran = 0;
-    apr_uint32_t i, ok = 0;
-    apr_status_t rv;
-    pp_stats_t st;
-
-    apr_pool_create(&p, t_root);
-    pool = t_pool(p, 1, 0);
-    T_OK_FATAL(pp_group_create(&g, p));
-    T_OK(pp_submit(pool, t_gate_task, &gate));
-    t_gate_wait_arrived(&gate, 1);
-    pp__fault_arm(PP__FAULT_QUEUE_GROW, 1);
-    for (i = 0; i < 1000; i++) {
-        rv = pp_submit_ex(pool, t_count_task, (void *)&ran, g, 0);
-        if (rv == APR_SUCCESS)
-            ok++;
-        else
-            CU_ASSERT_EQUAL(rv, APR_ENOMEM);
-    }
-    CU_ASSERT_EQUAL(ok, 999);
-    t_gate_open(&gate);
-    T_OK(pp_group_wait(g, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(ran, 999);
-    pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.submitted, 1000);    /* 999 + the gate task */
-    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    t_assert_accounted(pool);
-    apr_pool_destroy(p);
-}
-
 /* Many pools created and destroyed in one process, as a service would. */
 static void test_many_pools(void)
 {
@@ -303,7 +238,6 @@ static void test_log_and_silence(void)
     apr_file_t *out, *err, *saved_out, *saved_err, *sink;
     apr_finfo_t fi;
     pp_config_t cfg;
-    pp_pool_t *pool;
     log_rec rec;
     const char *path;
     unsigned long signals = t_os_signal_fingerprint();
@@ -328,19 +262,12 @@ static void test_log_and_silence(void)
     cfg.threads = 1;
     cfg.name_prefix = "silent";
     eventful_pool(p, &cfg);                          /* no on_log: silence */
-    cfg.threads = 2;
-    pp__fault_arm(PP__FAULT_THREAD_CREATE, 2);
-    CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
 
     cfg.threads = 1;
     cfg.name_prefix = "logged";
     cfg.on_log = record_log;
     cfg.baton = &rec;
     eventful_pool(p, &cfg);
-    cfg.threads = 2;
-    pp__fault_arm(PP__FAULT_THREAD_CREATE, 2);
-    CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
-    pp__fault_arm(PP__FAULT_THREAD_CREATE, 0);
 
     fflush(stdout);
     fflush(stderr);
@@ -358,7 +285,6 @@ static void test_log_and_silence(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "4 shutdown timed out after 20 ms: 1 running, 10 queued"));
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 shutdown (cancel): 0 queued, 1 running, 10 cancelled"));
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 stopped: 1 completed, 1 failed, 10 cancelled"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "3 cannot start worker 1 of 2: "));
     if (!strstr(rec.text, "stopped: 1 completed, 1 failed, 10 cancelled"))
         fprintf(stderr, "\n    log was:\n%s", rec.text);
     apr_pool_destroy(p);
@@ -373,8 +299,6 @@ void t_register_config(void)
     CU_add_test(s, "defaults", test_defaults);
     CU_add_test(s, "pp_strerror", test_strerror);
     CU_add_test(s, "park backend and version", test_backend_and_version);
-    CU_add_test(s, "worker k fails to start: unwound", test_partial_start);
-    CU_add_test(s, "queue growth failure", test_queue_growth_failure);
     CU_add_test(s, "200 pools created and destroyed", test_many_pools);
     CU_add_test(s, "on_log messages; silent on stdio without it", test_log_and_silence);
 }

@@ -7,10 +7,6 @@
 #include "config.h"
 #include "testutil.h"
 #include "parkpool/plugin.h"
-#include "core/fault.h"
-#include "core/pool_private.h"
-#include "core/queue.h"
-#include "os/sync.h"
 
 #include <apr_strings.h>
 #include <apr_time.h>
@@ -190,43 +186,6 @@ static void test_huge_timeouts_mean_no_limit(void)
     CU_ASSERT_FATAL(returns_within(drain_max, &h, 20));
     T_OK(h.rv);
     T_OK(pp_group_wait(h.group, APR_INT64_MAX - 1));
-    apr_pool_destroy(p);
-}
-
-static void test_deadlines_saturate(void)
-{
-    apr_time_t now = pp__clock_mono();
-
-    CU_ASSERT_EQUAL(pp__deadline(-1), PP__FOREVER);
-    CU_ASSERT_EQUAL(pp__deadline(APR_INT64_MIN), PP__FOREVER);
-    CU_ASSERT_EQUAL(pp__deadline(APR_INT64_MAX), PP__FOREVER);
-    CU_ASSERT_EQUAL(pp__deadline(APR_INT64_MAX - now + 10), PP__FOREVER);
-    CU_ASSERT(pp__deadline(0) >= now);
-    CU_ASSERT(pp__deadline(0) < now + apr_time_from_sec(60));
-    CU_ASSERT(pp__deadline(apr_time_from_sec(1)) >= now + apr_time_from_sec(1));
-}
-
-/* The timed wait counts on the monotonic clock: it ends no sooner than
- * its deadline there (a wall-clock wait could, after a step forward, and
- * would last longer after a step back; the clock is not stepped here). */
-static void test_timed_wait_is_monotonic(void)
-{
-    pp__mutex_t *m;
-    pp__cond_t *c;
-    apr_pool_t *p;
-    apr_time_t deadline;
-    apr_status_t rv = APR_SUCCESS;
-
-    apr_pool_create(&p, t_root);
-    T_OK_FATAL(pp__mutex_create(&m, p));
-    T_OK_FATAL(pp__cond_create(&c, p));
-    deadline = pp__clock_mono() + apr_time_from_msec(30);
-    pp__mutex_lock(m);
-    while (rv == APR_SUCCESS)
-        rv = pp__cond_wait_until(c, m, deadline);
-    pp__mutex_unlock(m);
-    CU_ASSERT_EQUAL(rv, APR_TIMEUP);
-    CU_ASSERT(pp__clock_mono() >= deadline);
     apr_pool_destroy(p);
 }
 
@@ -664,32 +623,6 @@ static void test_cancel_keeps_its_timeout(void)
     apr_pool_destroy(p);
 }
 
-/* ------------------------------------------------ 14: a full queue without the lock */
-
-static void test_full_queue_told_without_the_lock(void)
-{
-    apr_pool_t *p;
-    pp_pool_t *pool;
-    t_gate gate;
-    apr_uint32_t count = 0;
-
-    memset(&gate, 0, sizeof(gate));
-    apr_pool_create(&p, t_root);
-    pool = t_pool(p, 1, 1);
-    T_OK(pp_submit(pool, t_hold_task, &gate));
-    t_gate_wait_arrived(&gate, 1);
-    T_OK(pp_submit(pool, t_count_task, &count));
-    /* With the lock held elsewhere, a PP_NOWAIT submit to the full queue
-     * still answers: it would otherwise wait here for ever. */
-    pp__pool_hold_lock(pool, 1);
-    CU_ASSERT_EQUAL(pp_submit_ex(pool, t_count_task, &count, NULL, PP_NOWAIT), PP_EFULL);
-    pp__pool_hold_lock(pool, 0);
-    t_gate_open(&gate);
-    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(count, 1);
-    apr_pool_destroy(p);
-}
-
 /* ------------------------------------------------ 15: small crashes and lies */
 
 static void test_stats_into_null(void)
@@ -706,24 +639,6 @@ static void test_stats_into_null(void)
     pp_pool_stats(NULL, &st);
     CU_ASSERT_EQUAL(st.submitted, 0);
     CU_ASSERT_EQUAL(st.threads, 0);
-    apr_pool_destroy(p);
-}
-
-static void test_create_survives_failed_allocations(void)
-{
-    apr_pool_t *p;
-    pp_pool_t *pool;
-    apr_uint32_t nth;
-
-    apr_pool_create(&p, t_root);
-    for (nth = 1; nth <= 2; nth++) {
-        pp__fault_arm(PP__FAULT_POOL_ALLOC, nth);
-        pool = (pp_pool_t *)&nth;
-        CU_ASSERT_EQUAL(pp_pool_create(&pool, NULL, p), APR_ENOMEM);
-        CU_ASSERT_PTR_NULL(pool);
-    }
-    pp__fault_arm(PP__FAULT_POOL_ALLOC, 0);
-    CU_ASSERT_EQUAL(t_thread_count_settles(t_os_thread_count()), t_os_thread_count());
     apr_pool_destroy(p);
 }
 
@@ -1012,8 +927,6 @@ void t_register_edges(void)
 
     CU_add_test(s, "1: a freed slot goes to a waiter that fits", test_room_goes_to_a_waiter_that_fits);
     CU_add_test(s, "2: APR_INT64_MAX timeouts wait without limit", test_huge_timeouts_mean_no_limit);
-    CU_add_test(s, "2: deadlines saturate", test_deadlines_saturate);
-    CU_add_test(s, "2: timed waits run on the monotonic clock", test_timed_wait_is_monotonic);
     CU_add_test(s, "3: destroy waits for a group cancel's drops", test_destroy_waits_for_a_group_cancel);
     CU_add_test(s, "3: destroy waits for another thread's cancel", test_destroy_waits_for_a_cancelling_thread);
     CU_add_test(s, "5: pp_pool_destroy from one of its own tasks", test_destroy_from_own_task);
@@ -1024,9 +937,7 @@ void t_register_edges(void)
     CU_add_test(s, "12: a registry destroyed from its own task", test_registry_destroyed_from_own_task);
     CU_add_test(s, "15: registry lookups while types are added", test_registry_add_while_finding);
     CU_add_test(s, "10: a cancel keeps its timeout while dropping", test_cancel_keeps_its_timeout);
-    CU_add_test(s, "14: a full queue is told without the lock", test_full_queue_told_without_the_lock);
     CU_add_test(s, "15: pp_pool_stats into NULL", test_stats_into_null);
-    CU_add_test(s, "15: create survives failed allocations", test_create_survives_failed_allocations);
     CU_add_test(s, "15: running never exceeds the workers", test_running_never_exceeds_the_workers);
     CU_add_test(s, "16: a task that ends its worker's thread", test_task_ends_its_thread);
     CU_add_test(s, "13: a new pool's workers park once, without searching", test_start_is_linear);

@@ -2,7 +2,6 @@
 /* Groups: wait, timeout, first failure, cancel, reuse, lifetime. */
 #include "config.h"
 #include "testutil.h"
-#include "core/fault.h"
 
 #include <apr_time.h>
 
@@ -312,19 +311,6 @@ static void test_group_pool_cleanup_waits(void)
     apr_pool_destroy(p);
 }
 
-static void test_group_create_failure(void)
-{
-    apr_pool_t *p;
-    pp_group_t *g = (pp_group_t *)&p;
-
-    apr_pool_create(&p, t_root);
-    pp__fault_arm(PP__FAULT_GROUP_CREATE, 1);
-    CU_ASSERT_EQUAL(pp_group_create(&g, p), APR_ENOMEM);
-    CU_ASSERT_PTR_NULL(g);
-    T_OK(pp_group_create(&g, p));
-    apr_pool_destroy(p);
-}
-
 void t_register_group(void)
 {
     CU_pSuite s = CU_add_suite("group", NULL, NULL);
@@ -337,5 +323,4 @@ void t_register_group(void)
     CU_add_test(s, "one pool per round", test_group_one_pool_per_round);
     CU_add_test(s, "waiting inside an own task is refused", test_group_wait_in_own_task);
     CU_add_test(s, "the group's pool waits for its tasks", test_group_pool_cleanup_waits);
-    CU_add_test(s, "creation failure", test_group_create_failure);
 }

@@ -3,8 +3,6 @@
 #include "config.h"
 #include "testutil.h"
 #include "parkpool/plugin.h"
-#include "os/os.h"
-#include "core/fault.h"
 
 #include <apr_file_info.h>
 #include <apr_file_io.h>
@@ -15,11 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *t_plugin_dir;
-
 static char *plugin(apr_pool_t *p, const char *name)
 {
-    return apr_psprintf(p, "%s/%s%s", t_plugin_dir, name, pp__dso_suffix());
+    return apr_psprintf(p, "%s/%s%s", t_plugin_dir, name, t_os_dso_suffix());
 }
 
 static pp_registry_t *registry_with_good(apr_pool_t *p)
@@ -53,7 +49,7 @@ static void test_load_good(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(info);
     CU_ASSERT_STRING_EQUAL(info->name, "good");
     CU_ASSERT_STRING_EQUAL(info->version, "1.2.3");
-    CU_ASSERT_PTR_NOT_NULL(strstr(info->path, apr_pstrcat(p, "tp_good", pp__dso_suffix(), NULL)));
+    CU_ASSERT_PTR_NOT_NULL(strstr(info->path, apr_pstrcat(p, "tp_good", t_os_dso_suffix(), NULL)));
     CU_ASSERT_PTR_NULL(pp_registry_find(reg, "good.nope"));
     CU_ASSERT_PTR_EQUAL(pp_registry_suggest(reg, "good.ecko"), t);
     CU_ASSERT_PTR_EQUAL(pp_registry_suggest(reg, "echo"), t);
@@ -88,7 +84,7 @@ static void expect_load_failure(const char *path, apr_status_t status, const cha
 static const char *random_so(apr_pool_t *p)
 {
     const char *path = apr_psprintf(p, "%s/pp_test_random_%ld%s", t_os_tmpdir(), t_os_pid(),
-                                    pp__dso_suffix());
+                                    t_os_dso_suffix());
     apr_file_t *f;
     unsigned char buf[4096];
     apr_size_t i, n = sizeof(buf);
@@ -135,7 +131,7 @@ static void test_load_dir(void)
     apr_pool_t *p, *rp;
     pp_registry_t *reg;
     char err[4096], *line;
-    const char *dir, *junk, *suffix = pp__dso_suffix();
+    const char *dir, *junk, *suffix = t_os_dso_suffix();
     char *upper;
     apr_size_t i, lines = 0, want_lines = 6;
     apr_status_t rv;
@@ -367,32 +363,6 @@ static void test_cancelled_plugin_tasks_release(void)
     apr_pool_destroy(p);
 }
 
-/* Issue 10 item 15: a plugin that cannot be mapped for want of memory is
- * reported as that (APR_ENOMEM, a message that says so and is never
- * empty), not as "not a loadable object". The fault point fails the load
- * as a failing mmap would, with no loader message at all. */
-static void test_load_out_of_memory(void)
-{
-    apr_pool_t *p;
-    pp_registry_t *reg;
-    const char *path;
-    char err[1024], want[256];
-
-    apr_pool_create(&p, t_root);
-    T_OK_FATAL(pp_registry_create(&reg, p));
-    path = plugin(p, "tp_good");
-    pp__fault_arm(PP__FAULT_DSO_LOAD, 1);
-    CU_ASSERT_EQUAL(pp_registry_load(reg, path, err, sizeof(err)), APR_ENOMEM);
-    apr_strerror(APR_ENOMEM, want, sizeof(want));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, path));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "out of memory"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
-    CU_ASSERT_PTR_NULL(strstr(err, "not a loadable object"));
-    CU_ASSERT_EQUAL(pp_registry_count(reg), 0);
-    T_OK(pp_registry_load(reg, path, err, sizeof(err)));    /* and then it loads */
-    apr_pool_destroy(p);
-}
-
 /* pp_job_line_split: the job line parser of the tool and the service. */
 static void expect_split(const char *text, apr_status_t want, const char *type, const char *arg)
 {
@@ -442,5 +412,4 @@ void t_register_plugin(void)
     CU_add_test(s, "unload waits for a running plugin task", test_unload_waits_for_running_task);
     CU_add_test(s, "cancelled plugin tasks are released", test_cancelled_plugin_tasks_release);
     CU_add_test(s, "job lines: TYPE ARG, blanks, comments", test_job_line_split);
-    CU_add_test(s, "15: a load out of memory says so", test_load_out_of_memory);
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The shared library exports the public pp_ API and nothing else: no pp__
-# internals, no helpers without the prefix.
+# internals, no helpers without the prefix, and carries no test controls.
 set -u
 lib="${top_builddir:-.}/.libs/libparkpool.so"
 [ -f "$lib" ] || { echo "abi: $lib not built (static-only build?)"; exit 77; }
@@ -19,6 +19,10 @@ for want in pp_pool_create pp_submit pp_submit_ex pp_pool_shutdown pp_pool_stats
             pp_job_line_split; do
     printf '%s\n' "$syms" | grep -qx "$want" || { echo "abi: $want not exported"; status=1; }
 done
+# Built with PP_UNTESTABLE: no fault point or other test control is left
+# in it, exported or not (those live in the tests' copy of the core).
+controls=$(nm "$lib" | grep -E 'pp__fault_|pp__pool_hold_lock' || true)
+[ -z "$controls" ] || { echo "abi: test controls in the shipped library:"; echo "$controls"; status=1; }
 # The pkg-config file tells out-of-tree plugins where to go.
 pc="${top_builddir:-.}/parkpool.pc"
 if command -v pkg-config >/dev/null 2>&1 && [ -f "$pc" ]; then

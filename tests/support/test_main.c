@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The CUnit runner: `pp_test` runs every suite, `pp_test SUITE...` only
- * those named (valgrind runs pick the core ones).
+ * The CUnit runner of both test programs: tests/pp_unit (the internals,
+ * linked with the core) and tests/pp_api (the public API, linked with the
+ * shipped library), each with its own table of suites (suites.c beside
+ * its tests). With no argument a program runs every suite; `SUITE` runs
+ * one, `SUITE:PREFIX` its tests whose titles start with PREFIX.
  */
 #include "config.h"
 #include "testutil.h"
@@ -23,7 +26,7 @@ int main(int argc, char **argv)
     /* A hang is a failure too: never let CI wait for its own limit. */
     t_os_watchdog(1800);
     if (apr_initialize() != APR_SUCCESS || apr_pool_create(&t_root, NULL) != APR_SUCCESS) {
-        fprintf(stderr, "pp_test: cannot initialise APR\n");
+        fprintf(stderr, "%s: cannot initialise APR\n", argv[0]);
         return 1;
     }
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -51,17 +54,8 @@ int main(int argc, char **argv)
                            APR_FILEPATH_NATIVE, t_root);
         t_bundled_dir = dir;
     }
-    t_register_park();
-    t_register_queue();
-    t_register_deque();
-    t_register_pool();
-    t_register_shutdown();
-    t_register_group();
-    t_register_config();
-    t_register_plugin();
-    t_register_bundled();
-    t_register_edges();
-    t_register_nested();
+    for (i = 0; t_suites[i]; i++)
+        t_suites[i]();
 
     CU_basic_set_mode(CU_BRM_VERBOSE);
     if (argc > 1) {
@@ -74,7 +68,8 @@ int main(int argc, char **argv)
             CU_pSuite s = CU_get_suite(name);
             CU_pTest t;
             if (!s) {
-                fprintf(stderr, "pp_test: no suite named '%s'\n", name);
+                fprintf(stderr, "%s: no suite named '%s'\n", apr_filepath_name_get(argv[0]),
+                        name);
                 CU_cleanup_registry();
                 return 2;
             }

@@ -42,6 +42,9 @@ const char *t_os_tmpdir(void);
 /* This process's id, for unique file names. */
 long t_os_pid(void);
 
+/* The file name ending of a plugin built here (".so", ".dll"). */
+const char *t_os_dso_suffix(void);
+
 /* Whether a module's file name ending counts without regard to case
  * ("X.DLL" is a module on Windows; "x.SO" is none on POSIX). */
 int t_os_module_suffix_ignores_case(void);

@@ -106,6 +106,11 @@ long t_os_pid(void)
     return (long)getpid();
 }
 
+const char *t_os_dso_suffix(void)
+{
+    return ".so";    /* libtool -module, also on Darwin */
+}
+
 int t_os_module_suffix_ignores_case(void)
 {
     return 0;

@@ -15,7 +15,7 @@
 static DWORD WINAPI watchdog_main(LPVOID arg)
 {
     Sleep((DWORD)(UINT_PTR)arg * 1000);
-    fprintf(stderr, "pp_test: still running after the watchdog's limit: a hang\n");
+    fprintf(stderr, "test: still running after the watchdog's limit: a hang\n");
     ExitProcess(99);
     return 0;
 }
@@ -136,6 +136,11 @@ const char *t_os_tmpdir(void)
 long t_os_pid(void)
 {
     return (long)GetCurrentProcessId();
+}
+
+const char *t_os_dso_suffix(void)
+{
+    return ".dll";
 }
 
 int t_os_module_suffix_ignores_case(void)

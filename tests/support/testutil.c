@@ -7,6 +7,8 @@
 #include <stdlib.h>
 
 apr_pool_t *t_root;
+const char *t_plugin_dir;
+const char *t_bundled_dir;
 
 apr_uint32_t t_scaled(apr_uint32_t n)
 {

@@ -82,10 +82,18 @@ apr_status_t t_count_task(void *counter, pp_task_ctx_t *ctx);
 /* Assert the accounting identity at a quiescent point. */
 void t_assert_accounted(pp_pool_t *pool);
 
-/* Suites. */
+/* Suites: each program's table of registration functions, NULL-ended
+ * (tests/unit/suites.c, tests/api/suites.c). */
+typedef void (*t_suite_fn)(void);
+extern const t_suite_fn t_suites[];
+
 void t_register_park(void);
 void t_register_queue(void);
 void t_register_deque(void);
+void t_register_budget(void);
+void t_register_sync(void);
+void t_register_faults(void);
+
 void t_register_pool(void);
 void t_register_shutdown(void);
 void t_register_group(void);

@@ -14,8 +14,8 @@
 #    CUnit with its own configure), once: later runs reuse them,
 # 4. configures parkpool with --host=x86_64-w64-mingw32 (win32 park
 #    backend), builds the DLL, the static library, parkpool.exe, the
-#    bundled plugins as DLLs, the test plugins and pp_test.exe,
-# 5. runs pp_test.exe (every suite), tests/sh/cli.sh and examples/service/win32/test.sh
+#    bundled plugins as DLLs, the test plugins, pp_unit.exe and pp_api.exe,
+# 5. runs pp_unit.exe and pp_api.exe (every suite), tests/sh/cli.sh and examples/service/win32/test.sh
 #    (the service example under wine's service manager) under wine, and
 #    fails unless every test passed.
 #
@@ -180,26 +180,33 @@ make -s -j"$jobs" check TESTS= >/dev/null
 make -s install >/dev/null
 for f in .libs/libparkpool-3.dll .libs/libparkpool.a .libs/libparkpool.dll.a parkpool.exe \
          plugins/.libs/hash.dll plugins/.libs/exec.dll plugins/.libs/demo.dll \
-         tests/.libs/pp_test.exe tests/plugins/.libs/tp_good.dll examples/service/win32/.libs/ppservice.exe; do
+         tests/plugins/.libs/tp_good.dll examples/service/win32/.libs/ppservice.exe; do
     [ -f "$f" ] || { echo "win32: $f was not built" >&2; exit 1; }
 done
 
 # ------------------------------------------------------------ 5. tests under wine
 export WINEPATH="$prefix/bin;$work/parkpool/.libs"
-say "pp_test.exe under wine"
-rc=0
-wine tests/.libs/pp_test.exe > pp_test.log 2>&1 || rc=$?
-sed -n '/Run Summary/,$p' pp_test.log
-# Both the exit status and CUnit's own summary: every test ran and passed.
-if [ "$rc" -ne 0 ] || ! awk '
-        $1 == "suites"  { s = ($2 == $3 && $5 == 0) }
-        $1 == "tests"   { t = ($2 == $3 && $2 == $4 && $5 == 0 && $2 > 0) }
-        $1 == "asserts" { a = ($2 == $3 && $2 == $4 && $5 == 0) }
-        END { exit !(s && t && a) }' pp_test.log; then
-    grep -B2 -A8 'FAILED' pp_test.log | head -n 80 >&2 || true
-    echo "win32: pp_test.exe failed under wine (exit $rc)" >&2
-    exit 1
-fi
+# pp_unit links the core statically, pp_api the DLL (so libtool puts
+# the real program in .libs).
+for t in pp_unit pp_api; do
+    exe=tests/.libs/$t.exe
+    [ -f "$exe" ] || exe=tests/$t.exe
+    [ -f "$exe" ] || { echo "win32: $t.exe was not built" >&2; exit 1; }
+    say "$t.exe under wine"
+    rc=0
+    wine "$exe" > "$t.log" 2>&1 || rc=$?
+    sed -n '/Run Summary/,$p' "$t.log"
+    # Both the exit status and CUnit's own summary: every test ran and passed.
+    if [ "$rc" -ne 0 ] || ! awk '
+            $1 == "suites"  { s = ($2 == $3 && $5 == 0) }
+            $1 == "tests"   { t = ($2 == $3 && $2 == $4 && $5 == 0 && $2 > 0) }
+            $1 == "asserts" { a = ($2 == $3 && $2 == $4 && $5 == 0) }
+            END { exit !(s && t && a) }' "$t.log"; then
+        grep -B2 -A8 'FAILED' "$t.log" | head -n 80 >&2 || true
+        echo "win32: $t.exe failed under wine (exit $rc)" >&2
+        exit 1
+    fi
+done
 
 say "tests/sh/cli.sh against parkpool.exe under wine"
 PP_CLI=.libs/parkpool.exe PP_WRAP=wine PP_WINDOWS=1 sh "$top/tests/sh/cli.sh" > cli.log 2>&1 || {
