@@ -17,9 +17,10 @@ void cli_os_init(void);
  * Call on_interrupt from a thread of its own at each Ctrl-C (SIGINT; the
  * console's Ctrl-C or Ctrl-Break on Windows). The calling thread is the
  * reader that cli_os_wake_reader() interrupts. Call before any other thread
- * starts: on POSIX the signal mask is inherited.
+ * starts: on POSIX the signal mask is inherited. When it fails, Ctrl-C
+ * keeps the OS's default (the process ends).
  */
-void cli_os_watch_interrupts(void (*on_interrupt)(void));
+apr_status_t cli_os_watch_interrupts(void (*on_interrupt)(void));
 
 /** Make a read blocked in the reader thread return (with an error). */
 void cli_os_wake_reader(void);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * POSIX side of cli_os.h. SIGINT is blocked in every thread and taken by
- * sigwait in a watcher, so the callback runs as ordinary code, not in a
- * signal handler; SIGUSR1, with a handler installed without SA_RESTART,
+ * sigwait in a watcher (os/sigwatch.h), so the callback runs as ordinary
+ * code, not in a signal handler; SIGUSR1, with a handler installed without SA_RESTART,
  * makes the reader's blocked read return EINTR.
  */
 #include "config.h"
 #include "cli_os.h"
+#include "os/sigwatch.h"
 
 #include <apr_strings.h>
 
@@ -24,18 +25,11 @@ static void wake_reader(int sig)
     (void)sig;    /* only here to make a blocked read return EINTR */
 }
 
-static void *signal_watcher(void *data)
+static void on_signal(int sig, void *baton)
 {
-    sigset_t set;
-    int sig;
-
-    (void)data;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    for (;;)
-        if (sigwait(&set, &sig) == 0)
-            interrupt_cb();
-    return NULL;
+    (void)sig;
+    (void)baton;
+    interrupt_cb();
 }
 
 void cli_os_init(void)
@@ -43,26 +37,18 @@ void cli_os_init(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-void cli_os_watch_interrupts(void (*on_interrupt)(void))
+apr_status_t cli_os_watch_interrupts(void (*on_interrupt)(void))
 {
+    static const int sigs[] = { SIGINT };
     struct sigaction sa;
-    sigset_t set;
-    pthread_t t;
 
     interrupt_cb = on_interrupt;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = wake_reader;    /* no SA_RESTART: reads return EINTR */
     sigaction(SIGUSR1, &sa, NULL);
-    /* A handler, not SIG_IGN: a shell starts background jobs with SIGINT
-     * ignored, and an ignored signal never reaches sigwait. */
-    sigaction(SIGINT, &sa, NULL);
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    /* Blocked here before the workers exist, so they inherit the mask. */
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
     reader_thread = pthread_self();
-    if (pthread_create(&t, NULL, signal_watcher, NULL) == 0)
-        pthread_detach(t);
+    /* Before the workers exist, so they inherit the blocked SIGINT. */
+    return pp__sigwatch_start(sigs, 1, on_signal, NULL);
 }
 
 void cli_os_wake_reader(void)

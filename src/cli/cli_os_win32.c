@@ -34,14 +34,18 @@ void cli_os_init(void)
     _setmode(_fileno(stderr), _O_BINARY);
 }
 
-void cli_os_watch_interrupts(void (*on_interrupt)(void))
+apr_status_t cli_os_watch_interrupts(void (*on_interrupt)(void))
 {
     interrupt_cb = on_interrupt;
     /* The pseudo-handle of GetCurrentThread means "the caller" to whoever
-     * uses it: the handler thread needs a real one. */
-    DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(),
-                    &reader_thread, 0, FALSE, DUPLICATE_SAME_ACCESS);
-    SetConsoleCtrlHandler(console_handler, TRUE);
+     * uses it: the handler thread needs a real one. Without it Ctrl-C
+     * still stops the input, only a blocked read is not interrupted. */
+    if (!DuplicateHandle(GetCurrentProcess(), GetCurrentThread(), GetCurrentProcess(),
+                         &reader_thread, 0, FALSE, DUPLICATE_SAME_ACCESS))
+        reader_thread = NULL;
+    if (!SetConsoleCtrlHandler(console_handler, TRUE))
+        return apr_get_os_error();
+    return APR_SUCCESS;
 }
 
 void cli_os_wake_reader(void)

@@ -15,8 +15,8 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_os.h"
+#include "plugin/task_root.h"
 
-#include <apr_allocator.h>
 #include <apr_atomic.h>
 #include <apr_strings.h>
 #include <apr_thread_cond.h>
@@ -243,7 +243,10 @@ static int submit(run_state *st, const pp_registry_t *reg, const char *type_name
         return input_error(st, "%sunknown task type '%s' (parkpool plugins lists them)", where,
                            type_name);
     }
-    apr_pool_create(&p, st->task_root);
+    rv = apr_pool_create(&p, st->task_root);
+    if (rv != APR_SUCCESS)
+        return input_error(st, "%scannot queue %s: %s", where, type_name,
+                           pp_strerror(rv, msg, sizeof(msg)));
     t = apr_pcalloc(p, sizeof(*t));
     t->st = st;
     t->type = type;
@@ -362,7 +365,18 @@ static void print_summary(run_state *st, int json, int rc)
                 st->done, st->failed, st->cancelled, secs, rate);
 }
 
-int cli_run(int argc, const char *const *argv, apr_pool_t *p)
+/* What the command line asked for. */
+typedef struct run_opts {
+    apr_array_header_t *dirs;        /* -P, in order */
+    const char         *file;        /* -f FILE, "-" for stdin, or NULL */
+    long                jobs;        /* -j, 0: one per CPU */
+    int                 keep_order, progress, json;
+    const char *const  *tasks;       /* TYPE ARG... when no -f */
+    int                 ntasks;
+} run_opts;
+
+/* Parse the command line into o: -1 to go on, else the exit status. */
+static int parse_options(run_opts *o, int argc, const char *const *argv, apr_pool_t *p)
 {
     enum { OPT_PROGRESS = 256, OPT_NO_PROGRESS, OPT_JSON };
     static const apr_getopt_option_t opts[] = {
@@ -371,39 +385,37 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
         { "no-progress", OPT_NO_PROGRESS, 0, "" }, { "json", OPT_JSON, 0, "" },
         { "help", 'h', 0, "" }, { NULL, 0, 0, NULL }
     };
-    apr_array_header_t *dirs = apr_array_make(p, 4, sizeof(const char *));
-    run_state *st = apr_pcalloc(p, sizeof(*st));
-    const char *optval, *file = NULL;
-    FILE *in = NULL;
+    const char *optval;
     apr_getopt_t *os;
-    pp_registry_t *reg;
-    pp_config_t cfg;
-    apr_allocator_t *alloc;
-    apr_thread_mutex_t *alloc_lock;
-    apr_thread_t *progress_thread = NULL;
-    long jobs = 0;
-    int opt, json = 0, progress = cli_os_stderr_is_terminal(), rc = 0, i;
     apr_status_t rv;
-    char *end, msg[256];
+    char *end;
+    int opt;
 
-    apr_getopt_init(&os, p, argc, argv);
+    memset(o, 0, sizeof(*o));
+    o->dirs = apr_array_make(p, 4, sizeof(const char *));
+    o->progress = cli_os_stderr_is_terminal();
+    rv = apr_getopt_init(&os, p, argc, argv);
+    if (rv != APR_SUCCESS) {
+        cli_error("run: cannot read the options");
+        return CLI_USAGE;
+    }
     os->errfn = NULL;
     os->interleave = 1;    /* options may follow the tasks; "--" ends them */
     while ((rv = apr_getopt_long(os, opts, &opt, &optval)) == APR_SUCCESS) {
         switch (opt) {
-        case 'P': APR_ARRAY_PUSH(dirs, const char *) = optval; break;
+        case 'P': APR_ARRAY_PUSH(o->dirs, const char *) = optval; break;
         case 'j':
-            jobs = strtol(optval, &end, 10);
-            if (end == optval || *end || jobs < 1 || jobs > 4096) {
+            o->jobs = strtol(optval, &end, 10);
+            if (end == optval || *end || o->jobs < 1 || o->jobs > 4096) {
                 cli_error("run: -j takes a number of workers from 1 to 4096, not '%s'", optval);
                 return CLI_USAGE;
             }
             break;
-        case 'k': st->keep_order = 1; break;
-        case 'f': file = optval; break;
-        case OPT_PROGRESS: progress = 1; break;
-        case OPT_NO_PROGRESS: progress = 0; break;
-        case OPT_JSON: json = 1; break;
+        case 'k': o->keep_order = 1; break;
+        case 'f': o->file = optval; break;
+        case OPT_PROGRESS: o->progress = 1; break;
+        case OPT_NO_PROGRESS: o->progress = 0; break;
+        case OPT_JSON: o->json = 1; break;
         default:
             printf("usage: parkpool run [-P DIR]... [-j N] [-k] [-f FILE|-] "
                    "[--progress|--no-progress] [--json] [TYPE ARG...]\n");
@@ -414,34 +426,52 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
         cli_error("run: bad option (see parkpool run --help)");
         return CLI_USAGE;
     }
-    if (file ? os->ind < argc : os->ind + 1 >= argc) {
-        cli_error(file ? "run: give tasks with -f or on the command line, not both"
-                       : "run: no tasks: give TYPE ARG... or -f FILE");
+    if (o->file ? os->ind < argc : os->ind + 1 >= argc) {
+        cli_error(o->file ? "run: give tasks with -f or on the command line, not both"
+                          : "run: no tasks: give TYPE ARG... or -f FILE");
         return CLI_USAGE;
     }
+    /* os->argv: apr_getopt permuted its own copy of argv. */
+    o->tasks = os->argv + os->ind;
+    o->ntasks = argc - os->ind;
+    return -1;
+}
 
-    if (file) {
-        in = strcmp(file, "-") ? fopen(file, "r") : stdin;
-        if (!in) {
-            cli_error("run: cannot read job file %s: %s", file, strerror(errno));
-            return CLI_USAGE;
-        }
+/* The job file, or NULL when the tasks are on the command line: 0, or the
+ * exit status after saying why. */
+static int open_input(FILE **in, const run_opts *o)
+{
+    *in = NULL;
+    if (!o->file)
+        return 0;
+    *in = strcmp(o->file, "-") ? fopen(o->file, "r") : stdin;
+    if (!*in) {
+        cli_error("run: cannot read job file %s: %s", o->file, strerror(errno));
+        return CLI_USAGE;
     }
-    cli_load_plugins(&reg, dirs, argv[0], p);
+    return 0;
+}
 
-    cli_os_watch_interrupts(on_interrupt);
-    apr_thread_mutex_create(&st->lock, APR_THREAD_MUTEX_DEFAULT, p);
-    apr_thread_cond_create(&st->window, p);
-    /* Task pools are made by this thread and destroyed by workers. */
-    apr_allocator_create(&alloc);
-    apr_allocator_max_free_set(alloc, 4 * 1024 * 1024);
-    apr_pool_create_ex(&st->task_root, p, NULL, alloc);
-    apr_allocator_owner_set(alloc, st->task_root);
-    apr_thread_mutex_create(&alloc_lock, APR_THREAD_MUTEX_DEFAULT, st->task_root);
-    apr_allocator_mutex_set(alloc, alloc_lock);
+/* Everything a run needs before the first task: the output lock, the -k
+ * window, the task pools' root, the pool and its group, the progress bar. */
+static apr_status_t start_run(run_state *st, apr_thread_t **progress_thread, const run_opts *o,
+                              apr_pool_t *p)
+{
+    pp_config_t cfg;
+    apr_status_t rv;
 
+    *progress_thread = NULL;
+    st->keep_order = o->keep_order;
+    st->progress = o->progress;
+    rv = apr_thread_mutex_create(&st->lock, APR_THREAD_MUTEX_DEFAULT, p);
+    if (rv == APR_SUCCESS)
+        rv = apr_thread_cond_create(&st->window, p);
+    if (rv == APR_SUCCESS)
+        rv = pp__task_root_create(&st->task_root, p);
+    if (rv != APR_SUCCESS)
+        return rv;
     pp_config_init(&cfg);
-    cfg.threads = (apr_uint32_t)jobs;
+    cfg.threads = (apr_uint32_t)o->jobs;
     cfg.name_prefix = "parkpool";
     cfg.queue_capacity = 256;    /* streams: memory follows what is in flight */
     cfg.on_output = on_output;
@@ -449,31 +479,44 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
     rv = pp_pool_create(&st->pool, &cfg, p);
     if (rv == APR_SUCCESS)
         rv = pp_group_create(&st->group, p);
-    if (rv != APR_SUCCESS) {
-        cli_error("run: cannot start the pool: %s", pp_strerror(rv, msg, sizeof(msg)));
-        return CLI_FAILED;
-    }
+    if (rv != APR_SUCCESS)
+        return rv;
     cancel_target = st->pool;
     st->start = apr_time_now();
-    st->progress = progress;
-    if (progress)
-        apr_thread_create(&progress_thread, NULL, progress_main, st, p);
+    /* A run without its progress bar is still a run: go on without it. */
+    if (o->progress
+        && apr_thread_create(progress_thread, NULL, progress_main, st, p) != APR_SUCCESS) {
+        *progress_thread = NULL;
+        st->progress = 0;
+    }
+    return APR_SUCCESS;
+}
+
+/* Queue every task, from the job file or the command line; 0, or
+ * CLI_USAGE when the input was bad. */
+static int feed(run_state *st, const pp_registry_t *reg, FILE *in, const run_opts *o)
+{
+    int rc = 0, i;
 
     if (in) {
-        rc = read_job_file(st, reg, in, in == stdin ? "(standard input)" : file);
+        rc = read_job_file(st, reg, in, in == stdin ? "(standard input)" : o->file);
         if (in != stdin)
             fclose(in);
     }
     else {
-        for (i = os->ind + 1; i < argc && rc == 0 && !apr_atomic_read32(&interrupts); i++)
-            /* os->argv: apr_getopt permuted its own copy of argv. */
-            rc = submit(st, reg, os->argv[os->ind], os->argv[i], "");
+        for (i = 1; i < o->ntasks && rc == 0 && !apr_atomic_read32(&interrupts); i++)
+            rc = submit(st, reg, o->tasks[0], o->tasks[i], "");
     }
     apr_thread_mutex_lock(st->lock);
     st->input_done = 1;
     apr_thread_mutex_unlock(st->lock);
+    return rc;
+}
 
-    /* Drain (a second Ctrl-C makes the watcher cancel instead). */
+/* Drain (a second Ctrl-C makes the watcher cancel instead), stop the
+ * progress bar, print the summary; the exit status. */
+static int finish_run(run_state *st, apr_thread_t *progress_thread, const run_opts *o, int rc)
+{
     pp_group_wait(st->group, -1);
     pp_pool_shutdown(st->pool, apr_atomic_read32(&interrupts) > 1 ? PP_CANCEL : PP_DRAIN, -1);
     cancel_target = NULL;
@@ -487,9 +530,39 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
         rc = CLI_INTERRUPTED;
     else if (rc == 0 && st->failed)
         rc = CLI_FAILED;
-    print_summary(st, json, rc);
+    print_summary(st, o->json, rc);
     apr_thread_mutex_unlock(st->lock);
     fflush(stdout);
     pp_pool_destroy(st->pool);
     return rc;
+}
+
+int cli_run(int argc, const char *const *argv, apr_pool_t *p)
+{
+    run_state *st = apr_pcalloc(p, sizeof(*st));
+    apr_thread_t *progress_thread;
+    pp_registry_t *reg;
+    run_opts o;
+    FILE *in;
+    apr_status_t rv;
+    char msg[256];
+    int rc;
+
+    if ((rc = parse_options(&o, argc, argv, p)) >= 0 || (rc = open_input(&in, &o)) != 0)
+        return rc;
+    rv = cli_load_plugins(&reg, o.dirs, argv[0], p);
+    if (rv != APR_SUCCESS) {
+        cli_error("run: cannot make the task registry: %s", pp_strerror(rv, msg, sizeof(msg)));
+        return CLI_FAILED;
+    }
+    rv = cli_os_watch_interrupts(on_interrupt);
+    if (rv != APR_SUCCESS)
+        cli_error("run: Ctrl-C will stop the run at once (%s)", pp_strerror(rv, msg, sizeof(msg)));
+    rv = start_run(st, &progress_thread, &o, p);
+    if (rv != APR_SUCCESS) {
+        cli_error("run: cannot start the pool: %s", pp_strerror(rv, msg, sizeof(msg)));
+        return CLI_FAILED;
+    }
+    rc = feed(st, reg, in, &o);
+    return finish_run(st, progress_thread, &o, rc);
 }

@@ -20,9 +20,9 @@
  */
 #include "config.h"
 #include "registry_private.h"
+#include "task_root.h"
 #include "os/fork.h"
 
-#include <apr_allocator.h>
 #include <apr_lib.h>
 #include <apr_strings.h>
 
@@ -68,8 +68,6 @@ static apr_status_t registry_cleanup(void *data)
 apr_status_t pp_registry_create(pp_registry_t **out, apr_pool_t *caller)
 {
     pp_registry_t *reg;
-    apr_allocator_t *alloc;
-    apr_thread_mutex_t *alloc_lock;
     apr_status_t rv;
     apr_pool_t *p;
 
@@ -91,24 +89,10 @@ apr_status_t pp_registry_create(pp_registry_t **out, apr_pool_t *caller)
         rv = pp__cond_create(&reg->drained, p);
     if (rv == APR_SUCCESS)
         rv = apr_thread_rwlock_create(&reg->names, p);
-    /* Task pools are created by submitters and destroyed by workers: their
-     * parent needs an allocator with a mutex of its own. */
     if (rv == APR_SUCCESS)
-        rv = apr_allocator_create(&alloc);
+        rv = pp__task_root_create(&reg->task_root, p);
     if (rv != APR_SUCCESS)
         goto fail;
-    rv = apr_pool_create_ex(&reg->task_root, p, NULL, alloc);
-    if (rv != APR_SUCCESS) {
-        apr_allocator_destroy(alloc);
-        goto fail;
-    }
-    apr_allocator_owner_set(alloc, reg->task_root);
-    /* Keep at most 4 MiB of freed task pools for reuse. */
-    apr_allocator_max_free_set(alloc, 4 * 1024 * 1024);
-    rv = apr_thread_mutex_create(&alloc_lock, APR_THREAD_MUTEX_DEFAULT, reg->task_root);
-    if (rv != APR_SUCCESS)
-        goto fail;
-    apr_allocator_mutex_set(alloc, alloc_lock);
 
     reg->by_name = apr_hash_make(p);
     reg->sorted = apr_array_make(p, 16, sizeof(pp__type_rec_t *));

@@ -14,13 +14,13 @@
  * sigwait, so what they do runs as ordinary code.
  */
 #include "svc.h"
+#include "os/sigwatch.h"
 #include "pp_paths.h"    /* PP_PLUGIN_DIR, PP_RUNSTATE_DIR: this build's install paths */
 
 #include <apr_general.h>
 #include <apr_getopt.h>
 #include <apr_strings.h>
 
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,30 +44,19 @@ static void log_line(int level, const char *message, void *baton)
             message);
 }
 
-static void *signal_watcher(void *data)
+/* On the signal watcher's thread (os/sigwatch.h), as ordinary code. */
+static void on_signal(int sig, void *baton)
 {
-    svc_t *svc = data;
-    sigset_t set;
-    int sig;
+    svc_t *svc = baton;
 
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
-    for (;;) {
-        if (sigwait(&set, &sig) != 0)
-            continue;
-        if (sig == SIGHUP) {
-            log_line(PP_LOG_INFO, "SIGHUP: reloading plugins", NULL);
-            svc_reload(svc);
-        }
-        else {
-            log_line(PP_LOG_INFO, sig == SIGTERM ? "SIGTERM: draining" : "SIGINT: draining",
-                     NULL);
-            svc_stop(svc);
-        }
+    if (sig == SIGHUP) {
+        log_line(PP_LOG_INFO, "SIGHUP: reloading plugins", NULL);
+        svc_reload(svc);
     }
-    return NULL;
+    else {
+        log_line(PP_LOG_INFO, sig == SIGTERM ? "SIGTERM: draining" : "SIGINT: draining", NULL);
+        svc_stop(svc);
+    }
 }
 
 static void usage(FILE *f)
@@ -95,8 +84,8 @@ int main(int argc, const char *const *argv)
     svc_config_t cfg;
     svc_counts_t counts;
     svc_t *svc;
+    static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
     sigset_t set;
-    pthread_t watcher;
     const char *optval, *send_to = NULL;
     long timeout = 30;
     char *end, msg[256];
@@ -162,11 +151,13 @@ int main(int argc, const char *const *argv)
     rv = svc_create(&svc, &cfg, p);
     if (rv != APR_SUCCESS)
         return 2;    /* svc_create logged why */
-    if (pthread_create(&watcher, NULL, signal_watcher, svc) != 0) {
+    /* The signals stay blocked from here: the pool's threads are made
+     * with them blocked, and the watcher takes them. */
+    rv = pp__sigwatch_start(sigs, 3, on_signal, svc);
+    if (rv != APR_SUCCESS) {
         log_line(PP_LOG_ERROR, "cannot start the signal watcher", NULL);
         return 2;
     }
-    pthread_detach(watcher);
     log_line(PP_LOG_INFO, "ready", NULL);
     svc_serve(svc);
     rv = svc_drain(svc, apr_time_from_sec(timeout), &counts);

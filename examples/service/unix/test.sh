@@ -77,4 +77,21 @@ grep -q "drain timed out" "$work/log2" && ok "drain timeout logged" || bad "no t
 grep -q "task demo.spin cancelled" "$work/log2" && ok "queued tasks reported cancelled" \
     || bad "no cancellation in: $(cat "$work/log2")"
 
+# --- SIGINT drains as SIGTERM does, also for a daemon that a shell started
+# in the background with SIGINT ignored (Linux delivers a blocked, ignored
+# signal to sigwait anyway; POSIX leaves it open, hence the watcher's
+# handler)
+"$ppd" -l "$sock" -P "$work/plugins" -j 1 -t 5 2> "$work/log3" &
+pid=$!
+wait_for "$work/log3" "ready" || bad "third daemon did not start"
+kill -INT "$pid"
+if wait_for "$work/log3" "SIGINT: draining" 100; then
+    wait "$pid"
+    check "SIGINT to a background daemon exits 0" "$?" 0
+else
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    bad "a background daemon ignored SIGINT"
+fi
+pid=""
+
 summary
