@@ -53,19 +53,18 @@ static void open_pool(pp_pool_t **pool, pp_registry_t **reg, apr_pool_t *p, coll
     c->p = p;
     c->lines = apr_array_make(p, 4, sizeof(char *));
     c->first_error = APR_SUCCESS;
-    CU_ASSERT_EQUAL_FATAL(apr_thread_mutex_create(&c->lock, APR_THREAD_MUTEX_DEFAULT, p),
-                          APR_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(pp_registry_create(reg, p), APR_SUCCESS);
+    T_OK_FATAL(apr_thread_mutex_create(&c->lock, APR_THREAD_MUTEX_DEFAULT, p));
+    T_OK_FATAL(pp_registry_create(reg, p));
     rv = pp_registry_load_dir(*reg, t_bundled_dir, err, sizeof(err));
     if (rv != APR_SUCCESS)
         fprintf(stderr, "\n    %s\n", err);
-    CU_ASSERT_EQUAL_FATAL(rv, APR_SUCCESS);
+    T_OK_FATAL(rv);
     pp_config_init(&cfg);
     cfg.threads = 2;
     cfg.on_output = collect_line;
     cfg.on_task_error = collect_error;
     cfg.baton = c;
-    CU_ASSERT_EQUAL_FATAL(pp_pool_create(pool, &cfg, p), APR_SUCCESS);
+    T_OK_FATAL(pp_pool_create(pool, &cfg, p));
 }
 
 /* Run one task of type on text; its lines end up in c->lines. */
@@ -77,7 +76,7 @@ static apr_status_t run_one(apr_pool_t *p, const char *type, const char *text, c
     apr_status_t rv;
 
     open_pool(&pool, &reg, p, c);
-    CU_ASSERT_EQUAL_FATAL(pp_group_create(&g, p), APR_SUCCESS);
+    T_OK_FATAL(pp_group_create(&g, p));
     rv = pp_submit_named(pool, reg, type, text, g);
     if (rv != APR_SUCCESS)
         return rv;
@@ -92,9 +91,9 @@ static const char *write_file(apr_pool_t *p, const char *name, const char *data,
     FILE *f;
 
     /* Native separators: a Windows shell command takes this path too. */
-    CU_ASSERT_EQUAL_FATAL(apr_filepath_merge(&path, t_os_tmpdir(),
-                                             apr_psprintf(p, "%s.%ld", name, t_os_pid()),
-                                             APR_FILEPATH_NATIVE, p), APR_SUCCESS);
+    T_OK_FATAL(apr_filepath_merge(&path, t_os_tmpdir(),
+                                  apr_psprintf(p, "%s.%ld", name, t_os_pid()),
+                                  APR_FILEPATH_NATIVE, p));
     f = fopen(path, "wb");
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
@@ -127,7 +126,7 @@ static void expect_line(apr_pool_t *p, const char *type, const char *path, const
     collect c;
 
     T_OK(run_one(p, type, path, &c));
-    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    T_EQ_FATAL(c.lines->nelts, 1);
     CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), want);
 }
 
@@ -205,8 +204,8 @@ static void test_hash_unreadable(void)
     rv = run_one(p, "hash.sha1", "/nonexistent/file", &c);
     CU_ASSERT_TRUE(APR_STATUS_IS_ENOENT(rv));
     CU_ASSERT_TRUE(APR_STATUS_IS_ENOENT(c.first_error));
-    CU_ASSERT_EQUAL(c.lines->nelts, 0);
-    CU_ASSERT_EQUAL(run_one(p, "hash.sha1", "", &c), APR_EINVAL);
+    T_EQ(c.lines->nelts, 0);
+    T_STATUS(run_one(p, "hash.sha1", "", &c), APR_EINVAL);
     apr_pool_destroy(p);
 }
 
@@ -220,17 +219,17 @@ static void test_exec(void)
 
     apr_pool_create(&p, t_root);
     T_OK(run_one(p, "exec.sh", sh->three_lines, &c));
-    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 3);
+    T_EQ_FATAL(c.lines->nelts, 3);
     CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), "one");
     CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 1, char *), "two");
     CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 2, char *), "three");
-    CU_ASSERT_EQUAL(run_one(p, "exec.sh", sh->partial_exit3, &c), PP_EEXIT(3));
-    CU_ASSERT_EQUAL(c.first_error, PP_EEXIT(3));
-    CU_ASSERT_EQUAL(c.lines->nelts, 1);
+    T_STATUS(run_one(p, "exec.sh", sh->partial_exit3, &c), PP_EEXIT(3));
+    T_STATUS(c.first_error, PP_EEXIT(3));
+    T_EQ(c.lines->nelts, 1);
     if (sh->kill9)
-        CU_ASSERT_EQUAL(run_one(p, "exec.sh", sh->kill9, &c), PP_EEXIT(128 + 9));
-    CU_ASSERT_EQUAL(run_one(p, "exec.sh", sh->silent, &c), APR_SUCCESS);
-    CU_ASSERT_EQUAL(c.lines->nelts, 0);
+        T_STATUS(run_one(p, "exec.sh", sh->kill9, &c), PP_EEXIT(128 + 9));
+    T_OK(run_one(p, "exec.sh", sh->silent, &c));
+    T_EQ(c.lines->nelts, 0);
     /* A 100,000-character line stays one line. */
     long_line = apr_palloc(p, 100001);
     memset(long_line, 'x', 100000);
@@ -238,9 +237,9 @@ static void test_exec(void)
     path = write_file(p, "pp_long", long_line, 100001);
     T_OK(run_one(p, "exec.sh", apr_psprintf(p, "%s %s", sh->print_file, path), &c));
     apr_file_remove(path, p);
-    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
-    CU_ASSERT_EQUAL(strlen(APR_ARRAY_IDX(c.lines, 0, char *)), 100000);
-    CU_ASSERT_EQUAL(run_one(p, "exec.sh", "", &c), APR_EINVAL);
+    T_EQ_FATAL(c.lines->nelts, 1);
+    T_EQ(strlen(APR_ARRAY_IDX(c.lines, 0, char *)), 100000);
+    T_STATUS(run_one(p, "exec.sh", "", &c), APR_EINVAL);
     apr_pool_destroy(p);
 }
 
@@ -266,31 +265,30 @@ static void test_exec_descriptors(void)
 
     apr_pool_create(&p, t_root);
     if (sh->copy_stdin) {
-        CU_ASSERT_EQUAL(run_one(p, "exec.sh", sh->copy_stdin, &c), APR_SUCCESS);
-        CU_ASSERT_EQUAL(c.lines->nelts, 0);
+        T_OK(run_one(p, "exec.sh", sh->copy_stdin, &c));
+        T_EQ(c.lines->nelts, 0);
     }
     if (!sh->wait_for_file) {
         apr_pool_destroy(p);
         return;
     }
-    CU_ASSERT_EQUAL_FATAL(pp_registry_create(&reg, p), APR_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(pp_registry_load_dir(reg, t_bundled_dir, err, sizeof(err)),
-                          APR_SUCCESS);
+    T_OK_FATAL(pp_registry_create(&reg, p));
+    T_OK_FATAL(pp_registry_load_dir(reg, t_bundled_dir, err, sizeof(err)));
     pp_config_init(&cfg);
     cfg.threads = 8;
-    CU_ASSERT_EQUAL_FATAL(pp_pool_create(&pool, &cfg, p), APR_SUCCESS);
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
     path = apr_psprintf(p, "%s/pp_exec_go.%ld", t_os_tmpdir(), t_os_pid());
     for (round = 0; round < 4; round++) {
         apr_file_remove(path, p);
-        CU_ASSERT_EQUAL_FATAL(pp_group_create(&waiting, p), APR_SUCCESS);
-        CU_ASSERT_EQUAL_FATAL(pp_group_create(&quick, p), APR_SUCCESS);
+        T_OK_FATAL(pp_group_create(&waiting, p));
+        T_OK_FATAL(pp_group_create(&quick, p));
         for (i = 0; i < 4; i++) {
             T_OK(pp_submit_named(pool, reg, "exec.sh",
                                  apr_psprintf(p, "%s %s", sh->wait_for_file, path), waiting));
             T_OK(pp_submit_named(pool, reg, "exec.sh", sh->silent, quick));
         }
-        CU_ASSERT_EQUAL(pp_group_wait(quick, apr_time_from_sec(20)), APR_SUCCESS);
-        CU_ASSERT_EQUAL(pp_group_wait(waiting, 0), APR_TIMEUP);
+        T_OK(pp_group_wait(quick, apr_time_from_sec(20)));
+        T_STATUS(pp_group_wait(waiting, 0), APR_TIMEUP);
         write_file(p, "pp_exec_go", "", 0);
         T_OK(pp_group_wait(waiting, apr_time_from_sec(60)));
         T_OK(pp_group_status(waiting));
@@ -308,17 +306,17 @@ static void test_demo(void)
 
     apr_pool_create(&p, t_root);
     T_OK(run_one(p, "demo.echo", "hi there", &c));
-    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    T_EQ_FATAL(c.lines->nelts, 1);
     CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), "hi there");
-    CU_ASSERT_EQUAL(run_one(p, "demo.fail", "boom", &c), APR_EGENERAL);
-    CU_ASSERT_EQUAL_FATAL(c.lines->nelts, 1);
+    T_STATUS(run_one(p, "demo.fail", "boom", &c), APR_EGENERAL);
+    T_EQ_FATAL(c.lines->nelts, 1);
     CU_ASSERT_STRING_EQUAL(APR_ARRAY_IDX(c.lines, 0, char *), "boom");
     t0 = apr_time_now();
     T_OK(run_one(p, "demo.sleep", "30", &c));
     CU_ASSERT(apr_time_now() - t0 >= apr_time_from_msec(29));
     T_OK(run_one(p, "demo.spin", "1000", &c));
-    CU_ASSERT_EQUAL(run_one(p, "demo.sleep", "-1", &c), APR_EINVAL);
-    CU_ASSERT_EQUAL(run_one(p, "demo.spin", "12x", &c), APR_EINVAL);
+    T_STATUS(run_one(p, "demo.sleep", "-1", &c), APR_EINVAL);
+    T_STATUS(run_one(p, "demo.spin", "12x", &c), APR_EINVAL);
     apr_pool_destroy(p);
 }
 

@@ -23,7 +23,7 @@ static void expect_bad_config(void (*tweak)(pp_config_t *))
     pp_config_init(&cfg);
     cfg.threads = 2;
     tweak(&cfg);
-    CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EINVAL);
+    T_STATUS(pp_pool_create(&pool, &cfg, p), APR_EINVAL);
     CU_ASSERT_PTR_NULL(pool);
     CU_ASSERT(t_thread_count_settles(base) <= base);
     apr_pool_destroy(p);
@@ -62,30 +62,30 @@ static void test_bad_arguments(void)
     pp_task_t t = { NULL, NULL, NULL, NULL };
 
     apr_pool_create(&p, t_root);
-    CU_ASSERT_EQUAL(pp_pool_create(NULL, NULL, p), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_pool_create(&pool, NULL, NULL), APR_EINVAL);
+    T_STATUS(pp_pool_create(NULL, NULL, p), APR_EINVAL);
+    T_STATUS(pp_pool_create(&pool, NULL, NULL), APR_EINVAL);
     pool = t_pool(p, 1, 0);
     T_OK_FATAL(pp_group_create(&g, p));
 
-    CU_ASSERT_EQUAL(pp_submit(NULL, noop_task, NULL), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_submit(pool, NULL, NULL), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_submit_ex(pool, noop_task, NULL, g, 0x80), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_submit_task(pool, NULL, NULL, 0), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_submit_task(pool, &t, NULL, 0), APR_EINVAL);
+    T_STATUS(pp_submit(NULL, noop_task, NULL), APR_EINVAL);
+    T_STATUS(pp_submit(pool, NULL, NULL), APR_EINVAL);
+    T_STATUS(pp_submit_ex(pool, noop_task, NULL, g, 0x80), APR_EINVAL);
+    T_STATUS(pp_submit_task(pool, NULL, NULL, 0), APR_EINVAL);
+    T_STATUS(pp_submit_task(pool, &t, NULL, 0), APR_EINVAL);
     T_OK(pp_group_wait(g, 0));    /* no bad submit left g pending */
 
-    CU_ASSERT_EQUAL(pp_pool_shutdown(NULL, PP_DRAIN, -1), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, 7, -1), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_group_create(NULL, p), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_group_create(&g, NULL), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_group_wait(NULL, 0), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_group_cancel(NULL), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_group_status(NULL), APR_EINVAL);
+    T_STATUS(pp_pool_shutdown(NULL, PP_DRAIN, -1), APR_EINVAL);
+    T_STATUS(pp_pool_shutdown(pool, 7, -1), APR_EINVAL);
+    T_STATUS(pp_group_create(NULL, p), APR_EINVAL);
+    T_STATUS(pp_group_create(&g, NULL), APR_EINVAL);
+    T_STATUS(pp_group_wait(NULL, 0), APR_EINVAL);
+    T_STATUS(pp_group_cancel(NULL), APR_EINVAL);
+    T_STATUS(pp_group_status(NULL), APR_EINVAL);
 
     pp_pool_stats(NULL, &st);
-    CU_ASSERT_EQUAL(st.submitted, 0);
+    T_EQ(st.submitted, 0);
     CU_ASSERT_FALSE(pp_task_cancelled(NULL));
-    CU_ASSERT_EQUAL(pp_task_worker(NULL), 0);
+    T_EQ(pp_task_worker(NULL), 0);
     pp_task_emit(NULL, "x");
     pp_config_init(NULL);
     pp_pool_destroy(NULL);
@@ -100,10 +100,10 @@ static void test_defaults(void)
     pp_stats_t st;
 
     pp_config_init(&cfg);
-    CU_ASSERT_EQUAL(cfg.threads, 0);
+    T_EQ(cfg.threads, 0);
     CU_ASSERT_STRING_EQUAL(cfg.name_prefix, "pp-worker");
-    CU_ASSERT_EQUAL(cfg.stack_size, 2 * 1024 * 1024);
-    CU_ASSERT_EQUAL(cfg.queue_capacity, 0);
+    T_EQ(cfg.stack_size, 2 * 1024 * 1024);
+    T_EQ(cfg.queue_capacity, 0);
     CU_ASSERT_PTR_NULL(cfg.on_task_error);
     CU_ASSERT_PTR_NULL(cfg.on_output);
     CU_ASSERT_PTR_NULL(cfg.on_log);
@@ -114,7 +114,7 @@ static void test_defaults(void)
     T_OK_FATAL(pp_pool_create(&pool, NULL, p));    /* NULL: one worker per CPU */
     pp_pool_stats(pool, &st);
     CU_ASSERT(st.threads >= 1);
-    CU_ASSERT_EQUAL((long)st.threads, t_os_cpu_count());
+    T_EQ((long)st.threads, t_os_cpu_count());
     apr_pool_destroy(p);
 }
 
@@ -137,7 +137,7 @@ static void test_strerror(void)
     pp_strerror(APR_TIMEUP, buf, sizeof(buf));
     CU_ASSERT(strlen(buf) > 0);
     pp_strerror(PP_ECANCELLED, buf, 8);    /* cut, still terminated */
-    CU_ASSERT_EQUAL(strlen(buf), 7);
+    T_EQ(strlen(buf), 7);
     CU_ASSERT_STRING_EQUAL(pp_strerror(PP_EFULL, NULL, 0), "");
     pp_strerror(PP_EEXIT(3), buf, sizeof(buf));
     CU_ASSERT_STRING_EQUAL(buf, "the child process exited with status 3");
@@ -222,8 +222,8 @@ static void eventful_pool(apr_pool_t *p, pp_config_t *cfg)
     t_gate_wait_arrived(&gate, 1);
     for (i = 0; i < 10; i++)
         T_OK(pp_submit(pool, t_count_task, (void *)&ran));
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_msec(20)), APR_TIMEUP);
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_sec(2)), APR_TIMEUP);
+    T_STATUS(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_msec(20)), APR_TIMEUP);
+    T_STATUS(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_sec(2)), APR_TIMEUP);
     t_gate_open(&gate);
     T_OK(pp_pool_shutdown(pool, PP_CANCEL, -1));
     pp_pool_destroy(pool);
@@ -275,10 +275,10 @@ static void test_log_and_silence(void)
     T_OK(apr_file_dup2(err, saved_err, p));
     apr_file_close(sink);
     T_OK(apr_stat(&fi, path, APR_FINFO_SIZE, p));
-    CU_ASSERT_EQUAL(fi.size, 0);
+    T_EQ(fi.size, 0);
     apr_file_remove(path, p);
     /* A library inside a service leaves the signals to the service. */
-    CU_ASSERT_EQUAL(t_os_signal_fingerprint(), signals);
+    T_EQ(t_os_signal_fingerprint(), signals);
 
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 started 1 worker logged-0..0, park backend "));
     CU_ASSERT_PTR_NOT_NULL(strstr(rec.text, "6 shutdown (drain): 10 queued, 1 running, 0 cancelled"));

@@ -135,7 +135,7 @@ static void test_room_goes_to_a_waiter_that_fits(void)
     T_OK(r.single_rv);
     T_OK(r.batch_rv);
     T_OK(pp_pool_shutdown(r.pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(r.count, 4);
+    T_EQ(r.count, 4);
     apr_pool_destroy(p);
 }
 
@@ -227,7 +227,7 @@ static pp_pool_t *slow_drop_pool(apr_pool_t *p, slow_drops *d, t_gate *gate)
     cfg.threads = 1;
     cfg.on_task_error = slow_drop_report;
     cfg.baton = d;
-    CU_ASSERT_EQUAL_FATAL(pp_pool_create(&pool, &cfg, p), APR_SUCCESS);
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
     T_OK(pp_submit(pool, t_hold_task, gate));
     t_gate_wait_arrived(gate, 1);
     return pool;
@@ -255,11 +255,11 @@ static void test_destroy_waits_for_a_group_cancel(void)
     /* The canceller took the 50 tasks out of the queue and drops them
      * slowly; the destroy must not free the pool under it. */
     pp_pool_destroy(pool);
-    CU_ASSERT_EQUAL(apr_atomic_read32(&d.drops), 50);
+    T_EQ(apr_atomic_read32(&d.drops), 50);
     t_join(t);
     T_OK(d.rv);
-    CU_ASSERT_EQUAL(ran, 0);
-    CU_ASSERT_EQUAL(pp_group_status(d.group), PP_ECANCELLED);
+    T_EQ(ran, 0);
+    T_STATUS(pp_group_status(d.group), PP_ECANCELLED);
     apr_pool_destroy(gp);
     apr_pool_destroy(p);
 }
@@ -296,10 +296,10 @@ static void test_destroy_waits_for_a_cancelling_thread(void)
         apr_sleep(200);
     t_gate_open(&gate);
     pp_pool_destroy(c.pool);
-    CU_ASSERT_EQUAL(apr_atomic_read32(&d.drops), 50);
+    T_EQ(apr_atomic_read32(&d.drops), 50);
     t_join(t);
     T_OK(c.rv);
-    CU_ASSERT_EQUAL(ran, 0);
+    T_EQ(ran, 0);
     apr_pool_destroy(p);
 }
 
@@ -352,8 +352,8 @@ static void self_destroy_case(pp_task_fn fn)
     /* The drain it started ran everything, and the last worker out freed
      * the pool and let the OS reap the threads (ASan and valgrind in CI
      * check that nothing was used after it or leaked). */
-    CU_ASSERT_EQUAL(t_thread_count_settles(before), before);
-    CU_ASSERT_EQUAL(apr_atomic_read32(&s->count), 100);
+    T_EQ(t_thread_count_settles(before), before);
+    T_EQ(apr_atomic_read32(&s->count), 100);
 }
 
 static void test_destroy_from_own_task(void)
@@ -405,7 +405,7 @@ static void test_task_frees_its_groups_pool(void)
      * CI see any use after that); the pool just drains. */
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     for (i = 0; i < 20; i++)
-        CU_ASSERT_EQUAL(r[i].left, 0);
+        T_EQ_AT(i, r[i].left, 0);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -455,10 +455,10 @@ static void test_copied_type_keeps_its_registry(void)
     th = t_spawn(destroy_registry_pool, &h);
     apr_sleep(apr_time_from_msec(100));
     /* The registry (and the plugin it would unload) waits for the task. */
-    CU_ASSERT_EQUAL(apr_atomic_read32(&h.destroyed), 0);
+    T_EQ(apr_atomic_read32(&h.destroyed), 0);
     t_gate_open(&h.gate);
     t_join(th);
-    CU_ASSERT_EQUAL(h.destroyed, 1);
+    T_EQ(h.destroyed, 1);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     apr_pool_destroy(p);
 }
@@ -499,8 +499,8 @@ static void test_registry_destroyed_from_own_task(void)
     T_OK_FATAL(pp_registry_add(reg, &t));
     T_OK(pp_submit_named(pool, reg, "edge.selfdestroy", "", NULL));
     /* It used to wait for itself for ever: the drain never ended. */
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_sec(20)), APR_SUCCESS);
-    CU_ASSERT_EQUAL(h.destroyed, 1);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_sec(20)));
+    T_EQ(h.destroyed, 1);
     apr_pool_destroy(p);
 }
 
@@ -561,8 +561,8 @@ static void test_registry_add_while_finding(void)
     adder = t_spawn(add_types, a);
     t_join(adder);
     t_join(finder);
-    CU_ASSERT_EQUAL(a->missing, 0);
-    CU_ASSERT_EQUAL(pp_registry_count(a->reg), 300);
+    T_EQ(a->missing, 0);
+    T_EQ(pp_registry_count(a->reg), 300);
     apr_pool_destroy(p);
 }
 
@@ -608,17 +608,17 @@ static void test_cancel_keeps_its_timeout(void)
     /* 300 releases of 10 ms each: 3 s to drop them all, against a
      * 100 ms limit. */
     took = apr_time_now();
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_msec(100)), APR_TIMEUP);
+    T_STATUS(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_msec(100)), APR_TIMEUP);
     took = apr_time_now() - took;
     CU_ASSERT(took < apr_time_from_sec(2));
     CU_ASSERT(apr_atomic_read32(&r.released) < 300);
     /* The rest is dropped by the worker once free, each exactly once. */
     t_gate_open(&gate);
     T_OK(pp_pool_shutdown(pool, PP_CANCEL, -1));
-    CU_ASSERT_EQUAL(r.released, 300);
-    CU_ASSERT_EQUAL(r.ran, 0);
+    T_EQ(r.released, 300);
+    T_EQ(r.ran, 0);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.cancelled, 300);
+    T_EQ(st.cancelled, 300);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -637,8 +637,8 @@ static void test_stats_into_null(void)
     pp_pool_stats(NULL, NULL);
     memset(&st, 0xff, sizeof(st));
     pp_pool_stats(NULL, &st);
-    CU_ASSERT_EQUAL(st.submitted, 0);
-    CU_ASSERT_EQUAL(st.threads, 0);
+    T_EQ(st.submitted, 0);
+    T_EQ(st.threads, 0);
     apr_pool_destroy(p);
 }
 
@@ -704,7 +704,7 @@ static void test_running_never_exceeds_the_workers(void)
     t_run_threads(2, read_stats, args);
     apr_atomic_set32(&s.stop, 1);
     T_OK(pp_pool_shutdown(s.pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(s.over, 0);
+    T_EQ(s.over, 0);
     t_assert_accounted(s.pool);
     apr_pool_destroy(p);
 }
@@ -780,10 +780,10 @@ static void test_fork_child(void)
     t_gate_wait_arrived(&f.h.gate, 1);
     rv = t_os_fork_run(in_fork_child, &f, 30);
     if (rv != -1)
-        CU_ASSERT_EQUAL(rv, 0);
+        T_EQ(rv, 0);
     t_gate_open(&f.h.gate);
     T_OK(pp_group_wait(f.group, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(f.ran, 1);
+    T_EQ(f.ran, 1);
     apr_pool_destroy(f.p);
 }
 
@@ -873,26 +873,26 @@ static void test_task_ends_its_thread(void)
     apr_pool_create(&d.sub, p);
     t.arg = parent.arg = &d;
     T_OK(pp_submit_task(d.pool, &t, g, 0));
-    CU_ASSERT_EQUAL_FATAL(pp_group_wait(g, apr_time_from_sec(30)), APR_SUCCESS);
-    CU_ASSERT_EQUAL(pp_group_status(g), PP_ETHREADEXIT);
-    CU_ASSERT_EQUAL(d.exits_reported, 1);
-    CU_ASSERT_EQUAL(d.released, 1);
+    T_OK_FATAL(pp_group_wait(g, apr_time_from_sec(30)));
+    T_STATUS(pp_group_status(g), PP_ETHREADEXIT);
+    T_EQ(d.exits_reported, 1);
+    T_EQ(d.released, 1);
     /* Nested: the parent helping in its wait runs the child that exits. */
     T_OK(pp_submit_task(d.pool, &parent, g, 0));
-    CU_ASSERT_EQUAL_FATAL(pp_group_wait(g, apr_time_from_sec(30)), APR_SUCCESS);
-    CU_ASSERT_EQUAL(pp_group_status(g), PP_ETHREADEXIT);
-    CU_ASSERT_EQUAL(d.exits_reported, 3);
-    CU_ASSERT_EQUAL(d.released, 3);
+    T_OK_FATAL(pp_group_wait(g, apr_time_from_sec(30)));
+    T_STATUS(pp_group_status(g), PP_ETHREADEXIT);
+    T_EQ(d.exits_reported, 3);
+    T_EQ(d.released, 3);
     /* The replacement runs what comes next. */
     for (i = 0; i < 100; i++)
         T_OK(pp_submit_ex(d.pool, count_deaths_ran, &d, g, 0));
-    CU_ASSERT_EQUAL_FATAL(pp_group_wait(g, apr_time_from_sec(30)), APR_SUCCESS);
-    CU_ASSERT_EQUAL(d.ran, 100);
-    CU_ASSERT_EQUAL(pp_pool_shutdown(d.pool, PP_DRAIN, apr_time_from_sec(30)), APR_SUCCESS);
+    T_OK_FATAL(pp_group_wait(g, apr_time_from_sec(30)));
+    T_EQ(d.ran, 100);
+    T_OK(pp_pool_shutdown(d.pool, PP_DRAIN, apr_time_from_sec(30)));
     pp_pool_stats(d.pool, &st);
-    CU_ASSERT_EQUAL(st.failed, 3);
-    CU_ASSERT_EQUAL(st.completed, 100);
-    CU_ASSERT_EQUAL(d.logged, 2);
+    T_EQ(st.failed, 3);
+    T_EQ(st.completed, 100);
+    T_EQ(d.logged, 2);
     t_assert_accounted(d.pool);
     apr_pool_destroy(p);
 }
@@ -912,12 +912,12 @@ static void test_start_is_linear(void)
     apr_pool_create(&p, t_root);
     pool = t_pool(p, 64, 0);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.parks, 64);
-    CU_ASSERT_EQUAL(st.unparks, 0);
+    T_EQ(st.parks, 64);
+    T_EQ(st.unparks, 0);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.parks, 64);
-    CU_ASSERT_EQUAL(st.unparks, 64);
+    T_EQ(st.parks, 64);
+    T_EQ(st.unparks, 64);
     apr_pool_destroy(p);
 }
 

@@ -22,17 +22,17 @@ static void test_group_first_failure(void)
     apr_pool_create(&p, t_root);
     pool = t_pool(p, 1, 0);    /* one worker: completion order = submit order */
     T_OK_FATAL(pp_group_create(&g, p));
-    CU_ASSERT_EQUAL(pp_group_status(g), APR_SUCCESS);
+    T_OK(pp_group_status(g));
     T_OK(pp_submit_ex(pool, return_arg_task, (void *)(apr_uintptr_t)APR_SUCCESS, g, 0));
     T_OK(pp_submit_ex(pool, return_arg_task, (void *)(apr_uintptr_t)APR_ENOENT, g, 0));
     T_OK(pp_submit_ex(pool, return_arg_task, (void *)(apr_uintptr_t)APR_EACCES, g, 0));
     T_OK(pp_submit_ex(pool, return_arg_task, (void *)(apr_uintptr_t)APR_SUCCESS, g, 0));
     T_OK(pp_group_wait(g, -1));
-    CU_ASSERT_EQUAL(pp_group_status(g), APR_ENOENT);
+    T_STATUS(pp_group_status(g), APR_ENOENT);
     /* Done, so reusable: a new round forgets the old failure. */
     T_OK(pp_submit_ex(pool, return_arg_task, (void *)(apr_uintptr_t)APR_SUCCESS, g, 0));
     T_OK(pp_group_wait(g, -1));
-    CU_ASSERT_EQUAL(pp_group_status(g), APR_SUCCESS);
+    T_OK(pp_group_status(g));
     apr_pool_destroy(p);
 }
 
@@ -55,10 +55,10 @@ static void test_group_round_ends_with_wait(void)
         apr_sleep(1000);
         pp_pool_stats(pool, &st);
     } while (st.failed == 0 && apr_time_now() < deadline);
-    CU_ASSERT_EQUAL_FATAL(st.failed, 1);
+    T_EQ_FATAL(st.failed, 1);
     T_OK(pp_submit_ex(pool, return_arg_task, (void *)(apr_uintptr_t)APR_SUCCESS, g, 0));
     T_OK(pp_group_wait(g, -1));
-    CU_ASSERT_EQUAL(pp_group_status(g), APR_ENOENT);
+    T_STATUS(pp_group_status(g), APR_ENOENT);
     apr_pool_destroy(p);
 }
 
@@ -76,9 +76,9 @@ static void test_group_wait_timeout(void)
     T_OK(pp_group_wait(g, 0));    /* an empty group is done */
     T_OK(pp_submit_ex(pool, t_gate_task, &gate, g, 0));
     t0 = apr_time_now();
-    CU_ASSERT_EQUAL(pp_group_wait(g, apr_time_from_msec(30)), APR_TIMEUP);
+    T_STATUS(pp_group_wait(g, apr_time_from_msec(30)), APR_TIMEUP);
     CU_ASSERT(apr_time_now() - t0 >= apr_time_from_msec(29));
-    CU_ASSERT_EQUAL(pp_group_wait(g, 0), APR_TIMEUP);
+    T_STATUS(pp_group_wait(g, 0), APR_TIMEUP);
     t_gate_open(&gate);
     T_OK(pp_group_wait(g, apr_time_from_sec(30)));
     apr_pool_destroy(p);
@@ -162,32 +162,32 @@ static void test_group_cancel(void)
         T_OK(pp_submit_task(pool, &t, other, 0));
     }
     T_OK(pp_group_cancel(g));
-    CU_ASSERT_EQUAL(in_g.released, 1000);    /* dropped before cancel returned */
+    T_EQ(in_g.released, 1000);    /* dropped before cancel returned */
     /* Still pending (its holder runs), so it refuses new members. */
     t.arg = &in_g;
-    CU_ASSERT_EQUAL(pp_submit_task(pool, &t, g, 0), PP_ECANCELLED);
-    CU_ASSERT_EQUAL(pp_group_wait(g, apr_time_from_msec(20)), APR_TIMEUP);
+    T_STATUS(pp_submit_task(pool, &t, g, 0), PP_ECANCELLED);
+    T_STATUS(pp_group_wait(g, apr_time_from_msec(20)), APR_TIMEUP);
     t_gate_open(&holder.gate);
     T_OK(pp_group_wait(g, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(holder.saw_cancel, 1);
-    CU_ASSERT_EQUAL(pp_group_status(g), PP_ECANCELLED);
-    CU_ASSERT_EQUAL(in_g.ran, 0);
-    CU_ASSERT_EQUAL(in_g.released, 1000);
-    CU_ASSERT_EQUAL(in_g.reports, 1000);
-    CU_ASSERT_EQUAL(pp_group_wait(other, 0), APR_TIMEUP);
+    T_EQ(holder.saw_cancel, 1);
+    T_STATUS(pp_group_status(g), PP_ECANCELLED);
+    T_EQ(in_g.ran, 0);
+    T_EQ(in_g.released, 1000);
+    T_EQ(in_g.reports, 1000);
+    T_STATUS(pp_group_wait(other, 0), APR_TIMEUP);
     t_gate_open(&gate);
     T_OK(pp_group_wait(other, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(in_other.ran, 1000);
-    CU_ASSERT_EQUAL(in_other.released, 1000);
-    CU_ASSERT_EQUAL(pp_group_status(other), APR_SUCCESS);
+    T_EQ(in_other.ran, 1000);
+    T_EQ(in_other.released, 1000);
+    T_OK(pp_group_status(other));
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.cancelled, 1000);
+    T_EQ(st.cancelled, 1000);
     /* Done: g takes members again. */
     t.arg = &in_g;
     T_OK(pp_submit_task(pool, &t, g, 0));
     T_OK(pp_group_wait(g, -1));
-    CU_ASSERT_EQUAL(in_g.ran, 1);
-    CU_ASSERT_EQUAL(pp_group_status(g), APR_SUCCESS);
+    T_EQ(in_g.ran, 1);
+    T_OK(pp_group_status(g));
     T_OK(pp_group_cancel(g));    /* nothing pending: harmless */
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     t_assert_accounted(pool);
@@ -220,14 +220,14 @@ static void test_group_cancel_reaches_deques(void)
     ns.n = 50;
     T_OK(pp_submit(ns.pool, t_nest_then_hold, &ns));    /* the holder is not in g */
     t_gate_wait_arrived(&ns.gate, 1);
-    CU_ASSERT_EQUAL(ns.errors, 0);
+    T_EQ(ns.errors, 0);
     T_OK(pp_group_cancel(g));
     t_gate_open(&ns.gate);
     T_OK(pp_group_wait(g, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(in_g.ran, 0);
-    CU_ASSERT_EQUAL(in_g.released, 50);
-    CU_ASSERT_EQUAL(in_g.reports, 50);
-    CU_ASSERT_EQUAL(pp_group_status(g), PP_ECANCELLED);
+    T_EQ(in_g.ran, 0);
+    T_EQ(in_g.released, 50);
+    T_EQ(in_g.reports, 50);
+    T_STATUS(pp_group_status(g), PP_ECANCELLED);
     T_OK(pp_pool_shutdown(ns.pool, PP_DRAIN, -1));
     t_assert_accounted(ns.pool);
     apr_pool_destroy(p);
@@ -245,7 +245,7 @@ static void test_group_one_pool_per_round(void)
     b = t_pool(p, 1, 0);
     T_OK_FATAL(pp_group_create(&g, p));
     T_OK(pp_submit_ex(a, t_gate_task, &gate, g, 0));
-    CU_ASSERT_EQUAL(pp_submit_ex(b, t_gate_task, &gate, g, 0), APR_EINVAL);
+    T_STATUS(pp_submit_ex(b, t_gate_task, &gate, g, 0), APR_EINVAL);
     t_gate_open(&gate);
     T_OK(pp_group_wait(g, -1));
     T_OK(pp_submit_ex(b, t_gate_task, &gate, g, 0));    /* a new round may move */
@@ -279,7 +279,7 @@ static void test_group_wait_in_own_task(void)
     s.rv = APR_SUCCESS;
     T_OK(pp_submit_ex(pool, self_wait_task, &s, s.g, 0));
     T_OK(pp_group_wait(s.g, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(s.rv, APR_EINVAL);
+    T_STATUS(s.rv, APR_EINVAL);
     apr_pool_destroy(p);
 }
 
@@ -307,7 +307,7 @@ static void test_group_pool_cleanup_waits(void)
     for (i = 0; i < 100; i++)
         T_OK(pp_submit_ex(pool, sleepy_task, (void *)&ran, g, 0));
     apr_pool_destroy(gp);
-    CU_ASSERT_EQUAL(ran, 100);
+    T_EQ(ran, 100);
     apr_pool_destroy(p);
 }
 

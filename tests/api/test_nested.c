@@ -71,9 +71,9 @@ static void fork_join_tree(apr_uint32_t threads, apr_uint32_t depth, apr_uint32_
     T_OK_FATAL(pp_submit_ex(root.pool, fork_join_task, &root, g, 0));
     /* Before the fix a chain deeper than the workers never finished: the
      * wait fails the test, then the watchdog ends the run. */
-    CU_ASSERT_EQUAL_FATAL(pp_group_wait(g, apr_time_from_sec(60)), APR_SUCCESS);
+    T_OK_FATAL(pp_group_wait(g, apr_time_from_sec(60)));
     T_OK(pp_group_status(g));
-    CU_ASSERT_EQUAL(leaves, want);
+    T_EQ(leaves, want);
     T_OK(pp_pool_shutdown(root.pool, PP_DRAIN, -1));
     t_assert_accounted(root.pool);
     apr_pool_destroy(p);
@@ -165,11 +165,11 @@ static void test_drain_accepts_fan_out(void)
     /* The drain has begun once an outside submit is refused. */
     while (pp_submit_ex(f.pool, noop, NULL, NULL, PP_NOWAIT) != PP_ESHUTDOWN && n++ < 10000)
         apr_sleep(1000);
-    CU_ASSERT_EQUAL(pp_submit(f.pool, noop, NULL), PP_ESHUTDOWN);
+    T_STATUS(pp_submit(f.pool, noop, NULL), PP_ESHUTDOWN);
     t_gate_open(&f.gate);
     t_join(drainer);
-    CU_ASSERT_EQUAL(f.refused, 0);
-    CU_ASSERT_EQUAL(f.ran, 310);
+    T_EQ(f.refused, 0);
+    T_EQ(f.ran, 310);
     t_assert_accounted(f.pool);
     apr_pool_destroy(p);
 }
@@ -245,11 +245,11 @@ static void test_fairness_bound(void)
     T_OK_FATAL(pp_submit(c.pool, chain_root, &c));
     while (apr_atomic_read32(&c.step) < HOLD && n++ < 30000)
         apr_sleep(1000);
-    CU_ASSERT_EQUAL_FATAL(apr_atomic_read32(&c.step), HOLD);
+    T_EQ_FATAL(apr_atomic_read32(&c.step), HOLD);
     T_OK(pp_submit(c.pool, outside_task, &c));
     apr_atomic_set32(&c.outside_in, 1);
     T_OK(pp_pool_shutdown(c.pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(c.step, c.steps);
+    T_EQ(c.step, c.steps);
     /* Before the fix both waited for the whole chain. */
     CU_ASSERT(c.sibling_at <= SIBLING_BOUND);
     CU_ASSERT(c.outside_at > HOLD && c.outside_at <= HOLD + PP_FAIR_EVERY);

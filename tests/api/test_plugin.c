@@ -23,9 +23,8 @@ static pp_registry_t *registry_with_good(apr_pool_t *p)
     pp_registry_t *reg;
     char err[512];
 
-    CU_ASSERT_EQUAL_FATAL(pp_registry_create(&reg, p), APR_SUCCESS);
-    CU_ASSERT_EQUAL_FATAL(pp_registry_load(reg, plugin(p, "tp_good"), err, sizeof(err)),
-                          APR_SUCCESS);
+    T_OK_FATAL(pp_registry_create(&reg, p));
+    T_OK_FATAL(pp_registry_load(reg, plugin(p, "tp_good"), err, sizeof(err)));
     return reg;
 }
 
@@ -38,7 +37,7 @@ static void test_load_good(void)
 
     apr_pool_create(&p, t_root);
     reg = registry_with_good(p);
-    CU_ASSERT_EQUAL(pp_registry_count(reg), 3);
+    T_EQ(pp_registry_count(reg), 3);
     CU_ASSERT_STRING_EQUAL(pp_registry_type(reg, 0)->name, "good.block");
     CU_ASSERT_STRING_EQUAL(pp_registry_type(reg, 2)->name, "good.num");
     CU_ASSERT_PTR_NULL(pp_registry_type(reg, 3));
@@ -69,12 +68,12 @@ static void expect_load_failure(const char *path, apr_status_t status, const cha
     apr_pool_create(&p, t_root);
     reg = registry_with_good(p);
     before = pp_registry_count(reg);
-    CU_ASSERT_EQUAL(pp_registry_load(reg, path, err, sizeof(err)), status);
+    T_EQ(pp_registry_load(reg, path, err, sizeof(err)), status);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, path));
     if (!strstr(err, what))
         fprintf(stderr, "\n    message '%s' lacks '%s'\n", err, what);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, what));
-    CU_ASSERT_EQUAL(pp_registry_count(reg), before);
+    T_EQ(pp_registry_count(reg), before);
     CU_ASSERT_PTR_NULL(pp_registry_find(reg, "dup.fresh"));
     CU_ASSERT_PTR_NULL(pp_registry_find(reg, "initfail.x"));
     CU_ASSERT_PTR_NOT_NULL(pp_registry_find(reg, "good.echo"));
@@ -91,9 +90,8 @@ static const char *random_so(apr_pool_t *p)
 
     for (i = 0; i < sizeof(buf); i++)
         buf[i] = (unsigned char)(i * 2654435761u >> 13);
-    CU_ASSERT_EQUAL_FATAL(apr_file_open(&f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE
-                                        | APR_FOPEN_TRUNCATE, APR_FPROT_OS_DEFAULT, p),
-                          APR_SUCCESS);
+    T_OK_FATAL(apr_file_open(&f, path, APR_FOPEN_WRITE | APR_FOPEN_CREATE
+                             | APR_FOPEN_TRUNCATE, APR_FPROT_OS_DEFAULT, p));
     apr_file_write_full(f, buf, n, NULL);
     apr_file_close(f);
     return path;
@@ -161,18 +159,18 @@ static void test_load_dir(void)
 
     /* In a pool of its own: Windows deletes no DLL that is still loaded. */
     apr_pool_create(&rp, p);
-    CU_ASSERT_EQUAL_FATAL(pp_registry_create(&reg, rp), APR_SUCCESS);
+    T_OK_FATAL(pp_registry_create(&reg, rp));
     rv = pp_registry_load_dir(reg, dir, err, sizeof(err));
     CU_ASSERT_NOT_EQUAL(rv, APR_SUCCESS);
     /* tp_badmagic comes first in name order. */
-    CU_ASSERT_EQUAL(rv, PP_EPLUGIN);
+    T_STATUS(rv, PP_EPLUGIN);
     CU_ASSERT_PTR_NOT_NULL_FATAL(pp_registry_find(reg, "good.echo"));
-    CU_ASSERT_EQUAL(pp_registry_count(reg), 3);
+    T_EQ(pp_registry_count(reg), 3);
     for (line = err; line; line = strchr(line + 1, '\n'))
         lines++;
     /* badmagic, future, initfail, nosym, (upper,) xdup, junk */
-    CU_ASSERT_EQUAL(lines, want_lines);
-    CU_ASSERT_EQUAL(strstr(err, "tp_upper") != NULL, t_os_module_suffix_ignores_case());
+    T_EQ(lines, want_lines);
+    T_EQ(strstr(err, "tp_upper") != NULL, t_os_module_suffix_ignores_case());
     CU_ASSERT_PTR_NOT_NULL(strstr(err, apr_pstrcat(p, "zz_junk", suffix, ": not a loadable object", NULL)));
     CU_ASSERT_PTR_NULL(strstr(err, "x.la"));
     /* tp_xdup loads after tp_good, so good keeps its type. */
@@ -237,17 +235,17 @@ static void test_submit_named(void)
     for (i = 0; i < 1000; i++)
         T_OK(pp_submit_named(pool, reg, "good.echo", "hello world", g));
     T_OK(pp_submit_named(pool, reg, "good.num", "7", g));
-    CU_ASSERT_EQUAL(pp_submit_named(pool, reg, "good.num", "seven", g), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_submit_named(pool, reg, "good.nope", "x", g), PP_ENOTYPE);
-    CU_ASSERT_EQUAL(pp_submit_named(pool, NULL, "good.echo", "x", g), APR_EINVAL);
+    T_STATUS(pp_submit_named(pool, reg, "good.num", "seven", g), APR_EINVAL);
+    T_STATUS(pp_submit_named(pool, reg, "good.nope", "x", g), PP_ENOTYPE);
+    T_STATUS(pp_submit_named(pool, NULL, "good.echo", "x", g), APR_EINVAL);
     T_OK(pp_submit_typed(pool, pp_registry_find(reg, "good.num"), &even, g));
     T_OK(pp_group_wait(g, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(pp_group_status(g), APR_OS_START_USERERR + 7);
-    CU_ASSERT_EQUAL(o.n, 1000);
-    CU_ASSERT_EQUAL(o.bad, 0);
+    T_EQ(pp_group_status(g), APR_OS_START_USERERR + 7);
+    T_EQ(o.n, 1000);
+    T_EQ(o.bad, 0);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.completed, 1001);
-    CU_ASSERT_EQUAL(st.failed, 1);
+    T_EQ(st.completed, 1001);
+    T_EQ(st.failed, 1);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     apr_pool_destroy(p);
 }
@@ -271,19 +269,19 @@ static void test_host_types(void)
     apr_pool_create(&p, t_root);
     T_OK_FATAL(pp_registry_create(&reg, p));
     T_OK(pp_registry_add(reg, &t));
-    CU_ASSERT_EQUAL(pp_registry_add(reg, &t), PP_EDUPTYPE);
+    T_STATUS(pp_registry_add(reg, &t), PP_EDUPTYPE);
     for (i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
         bad.name = bad_names[i];
-        CU_ASSERT_EQUAL(pp_registry_add(reg, &bad), APR_EINVAL);
+        T_STATUS(pp_registry_add(reg, &bad), APR_EINVAL);
     }
     bad.name = "host.norun";
     bad.run = NULL;
-    CU_ASSERT_EQUAL(pp_registry_add(reg, &bad), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_registry_add(NULL, &t), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_registry_add(reg, NULL), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_registry_create(NULL, p), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_registry_load(reg, NULL, NULL, 0), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_registry_count(reg), 1);
+    T_STATUS(pp_registry_add(reg, &bad), APR_EINVAL);
+    T_STATUS(pp_registry_add(NULL, &t), APR_EINVAL);
+    T_STATUS(pp_registry_add(reg, NULL), APR_EINVAL);
+    T_STATUS(pp_registry_create(NULL, p), APR_EINVAL);
+    T_STATUS(pp_registry_load(reg, NULL, NULL, 0), APR_EINVAL);
+    T_EQ(pp_registry_count(reg), 1);
     CU_ASSERT_STRING_EQUAL(pp_registry_owner(reg, pp_registry_find(reg, "host.count"))->name,
                            "(host)");
     CU_ASSERT_PTR_NULL(pp_registry_owner(reg, &t));    /* the caller's, not the registry's */
@@ -330,10 +328,10 @@ static void test_unload_waits_for_running_task(void)
     u.done = 0;
     t = t_spawn(destroy_registry_pool, &u);
     apr_sleep(apr_time_from_msec(50));
-    CU_ASSERT_EQUAL(apr_atomic_read32(&u.done), 0);    /* waiting, not unloading */
+    T_EQ(apr_atomic_read32(&u.done), 0);    /* waiting, not unloading */
     apr_atomic_set32(&flags[0], 1);
     t_join(t);
-    CU_ASSERT_EQUAL(flags[2], 1);    /* the task finished before the unload */
+    T_EQ(flags[2], 1);    /* the task finished before the unload */
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     apr_pool_destroy(p);
 }
@@ -356,9 +354,9 @@ static void test_cancelled_plugin_tasks_release(void)
     t_gate_wait_arrived(&gate, 1);
     for (i = 0; i < 10000; i++)
         T_OK(pp_submit_named(pool, reg, "good.echo", "x", NULL));
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_sec(30)), APR_SUCCESS);
+    T_OK(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_sec(30)));
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.cancelled, 10000);
+    T_EQ(st.cancelled, 10000);
     apr_pool_destroy(rp);    /* returns at once: nothing holds the plugin */
     apr_pool_destroy(p);
 }
@@ -369,7 +367,7 @@ static void expect_split(const char *text, apr_status_t want, const char *type, 
     char buf[128], *t = (char *)"x", *a = (char *)"x";
 
     apr_cpystrn(buf, text, sizeof(buf));
-    CU_ASSERT_EQUAL(pp_job_line_split(buf, &t, &a), want);
+    T_EQ(pp_job_line_split(buf, &t, &a), want);
     if (type) {
         CU_ASSERT_STRING_EQUAL(t, type);
     }
@@ -397,7 +395,7 @@ static void test_job_line_split(void)
     expect_split(" \t\r\n", APR_EOF, NULL, NULL);
     expect_split("  # demo.echo x", APR_EOF, NULL, NULL);
     expect_split("demo.echo #x", APR_SUCCESS, "demo.echo", "#x");
-    CU_ASSERT_EQUAL(pp_job_line_split(NULL, &t, &a), APR_EINVAL);
+    T_STATUS(pp_job_line_split(NULL, &t, &a), APR_EINVAL);
 }
 
 void t_register_plugin(void)

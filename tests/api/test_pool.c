@@ -73,11 +73,11 @@ static void check_exactly_once(apr_uint32_t producers, apr_uint32_t total)
         errors += pr[i].errors;
     for (i = 0; i < total; i++)
         bad += hits[i] != 1;
-    CU_ASSERT_EQUAL(errors, 0);
-    CU_ASSERT_EQUAL(bad, 0);
+    T_EQ(errors, 0);
+    T_EQ(bad, 0);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.submitted, total);
-    CU_ASSERT_EQUAL(st.completed, total);
+    T_EQ(st.submitted, total);
+    T_EQ(st.completed, total);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     t_assert_accounted(pool);
     free((void *)hits);
@@ -157,9 +157,9 @@ static void check_no_lost_wakeup(apr_uint32_t spin, apr_uint32_t rounds)
                 T_OK(pp_group_wait(g, -1));
             }
         }
-        CU_ASSERT_EQUAL(timeouts, 0);
-        CU_ASSERT_EQUAL(stuck, 0);
-        CU_ASSERT_EQUAL(ran, rounds);
+        T_EQ(timeouts, 0);
+        T_EQ(stuck, 0);
+        T_EQ(ran, rounds);
         pp_pool_stats(pool, &st);
         if (spin == 0) {    /* each waiting round: one unpark, one park */
             CU_ASSERT(st.unparks >= rounds / 8);
@@ -200,7 +200,7 @@ static void test_one_wake_per_submit(void)
     T_OK_FATAL(pp_group_create(&g, p));
     CU_ASSERT(wait_all_parked(pool));
     pp_pool_stats(pool, &before);
-    CU_ASSERT_EQUAL(before.parks, 8);
+    T_EQ(before.parks, 8);
     for (i = 0; i < 100; i++) {
         pp_pool_stats(pool, &before);
         T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, g, 0));
@@ -208,10 +208,10 @@ static void test_one_wake_per_submit(void)
         CU_ASSERT(wait_all_parked(pool));    /* the woken one too */
         apr_sleep(apr_time_from_msec(1));    /* room for a herd to show */
         pp_pool_stats(pool, &after);
-        CU_ASSERT_EQUAL(after.unparks - before.unparks, 1);
-        CU_ASSERT_EQUAL(after.parks - before.parks, 1);
+        T_EQ(after.unparks - before.unparks, 1);
+        T_EQ(after.parks - before.parks, 1);
     }
-    CU_ASSERT_EQUAL(ran, 100);
+    T_EQ(ran, 100);
     apr_pool_destroy(p);
 }
 
@@ -256,7 +256,7 @@ static void test_batch(void)
     T_OK(pp_group_wait(g, apr_time_from_sec(60)));
     for (i = 0; i < N; i++)
         bad += hits[i] != 1;
-    CU_ASSERT_EQUAL(bad, 0);
+    T_EQ(bad, 0);
 
     /* min(n, idle) wake-ups: 3 for a batch of 3, at most 8 for 100. */
     CU_ASSERT(batch_wakeups(pool, g, fns, args, 3) <= 3);
@@ -265,20 +265,20 @@ static void test_batch(void)
 
     /* Bad input queues nothing and leaves the group done. */
     fns[5] = NULL;
-    CU_ASSERT_EQUAL(pp_submit_batch(pool, fns, args, 10, g), APR_EINVAL);
+    T_STATUS(pp_submit_batch(pool, fns, args, 10, g), APR_EINVAL);
     fns[5] = hit_task;
-    CU_ASSERT_EQUAL(pp_submit_batch(NULL, fns, args, 10, g), APR_EINVAL);
-    CU_ASSERT_EQUAL(pp_submit_batch(pool, fns, NULL, 10, g), APR_EINVAL);
+    T_STATUS(pp_submit_batch(NULL, fns, args, 10, g), APR_EINVAL);
+    T_STATUS(pp_submit_batch(pool, fns, NULL, 10, g), APR_EINVAL);
     T_OK(pp_submit_batch(pool, fns, args, 0, g));
     bounded = t_pool(p, 1, 8);
-    CU_ASSERT_EQUAL(pp_submit_batch(bounded, fns, args, 9, g), APR_EINVAL);
+    T_STATUS(pp_submit_batch(bounded, fns, args, 9, g), APR_EINVAL);
     T_OK(pp_submit_batch(bounded, fns, args, 8, g));
     T_OK(pp_group_wait(g, -1));
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(pp_submit_batch(pool, fns, args, 10, g), PP_ESHUTDOWN);
+    T_STATUS(pp_submit_batch(pool, fns, args, 10, g), PP_ESHUTDOWN);
     T_OK(pp_group_wait(g, 0));
     pp_pool_stats(pool, &after);
-    CU_ASSERT_EQUAL(after.submitted, N + 3 + 100);
+    T_EQ(after.submitted, N + 3 + 100);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -326,8 +326,8 @@ static void check_tree(apr_uint32_t capacity)
     the_tree = &t;
     T_OK(pp_submit_ex(t.pool, tree_task, (void *)0, t.group, 0));
     T_OK(pp_group_wait(t.group, apr_time_from_sec(120)));
-    CU_ASSERT_EQUAL(t.errors, 0);
-    CU_ASSERT_EQUAL(t.nodes, (1u << 17) - 1);
+    T_EQ(t.errors, 0);
+    T_EQ(t.nodes, (1u << 17) - 1);
     T_OK(pp_pool_shutdown(t.pool, PP_DRAIN, -1));
     t_assert_accounted(t.pool);
     apr_pool_destroy(p);
@@ -396,12 +396,12 @@ static void test_idle_workers_steal(void)
         CU_ASSERT(wait_all_parked(s.pool));
         T_OK(pp_submit_ex(s.pool, spread_parent, &s, g, 0));
         T_OK(pp_group_wait(g, apr_time_from_sec(60)));
-        CU_ASSERT_EQUAL(s.errors, 0);
-        CU_ASSERT_EQUAL(s.all_ran, 1);
-        CU_ASSERT_EQUAL(s.parent_ran_one, 0);
+        T_EQ(s.errors, 0);
+        T_EQ(s.all_ran, 1);
+        T_EQ(s.parent_ran_one, 0);
         T_OK(pp_pool_shutdown(s.pool, PP_DRAIN, -1));
         pp_pool_stats(s.pool, &st);
-        CU_ASSERT_EQUAL(st.completed, 201);
+        T_EQ(st.completed, 201);
         t_assert_accounted(s.pool);
         apr_pool_destroy(p);
     }
@@ -479,13 +479,13 @@ static void test_failure_isolation(void)
         T_OK(pp_submit_task(pool, &t, g, 0));
     }
     T_OK(pp_group_wait(g, apr_time_from_sec(60)));
-    CU_ASSERT_EQUAL(f.reported, nfail);
-    CU_ASSERT_EQUAL(f.status_sum, expect_sum);
-    CU_ASSERT_EQUAL(f.bad_name, 0);
+    T_EQ(f.reported, nfail);
+    T_EQ(f.status_sum, expect_sum);
+    T_EQ(f.bad_name, 0);
     CU_ASSERT_NOT_EQUAL(pp_group_status(g), APR_SUCCESS);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.failed, nfail);
-    CU_ASSERT_EQUAL(st.completed, 0);
+    T_EQ(st.failed, nfail);
+    T_EQ(st.completed, 0);
 
     /* Every worker lives on: four tasks that each wait until four distinct
      * workers hold one, then the next 10,000 tasks. */
@@ -494,12 +494,12 @@ static void test_failure_isolation(void)
     for (i = 0; i < 10000; i++)
         T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, g, 0));
     T_OK(pp_group_wait(g, apr_time_from_sec(60)));
-    CU_ASSERT_EQUAL(__builtin_popcount(rc.seen_mask), 4);
-    CU_ASSERT_EQUAL(ran, 10000);
-    CU_ASSERT_EQUAL(pp_group_status(g), APR_SUCCESS);    /* a new round */
+    T_EQ(__builtin_popcount(rc.seen_mask), 4);
+    T_EQ(ran, 10000);
+    T_OK(pp_group_status(g));    /* a new round */
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.completed, 10004);
-    CU_ASSERT_EQUAL(st.failed, nfail);
+    T_EQ(st.completed, 10004);
+    T_EQ(st.failed, nfail);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     t_assert_accounted(pool);
     apr_pool_destroy(p);
@@ -539,8 +539,7 @@ static void test_bounded_queue(void)
     t_gate_wait_arrived(&gate, 2);
     for (i = 0; i < 8; i++)
         T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, NULL, PP_NOWAIT));
-    CU_ASSERT_EQUAL(pp_submit_ex(pool, t_count_task, (void *)&ran, NULL, PP_NOWAIT),
-                    PP_EFULL);
+    T_STATUS(pp_submit_ex(pool, t_count_task, (void *)&ran, NULL, PP_NOWAIT), PP_EFULL);
     /* A blocking submit waits for room rather than failing or overfilling. */
     b.pool = pool;
     b.done = 0;
@@ -548,12 +547,12 @@ static void test_bounded_queue(void)
     b.counter = &ran;
     t = t_spawn(submit_blocking, &b);
     apr_sleep(apr_time_from_msec(50));
-    CU_ASSERT_EQUAL(apr_atomic_read32(&b.done), 0);
+    T_EQ(apr_atomic_read32(&b.done), 0);
     t_gate_open(&gate);
     t_join(t);
-    CU_ASSERT_EQUAL(b.rv, APR_SUCCESS);
+    T_OK(b.rv);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(ran, 9);
+    T_EQ(ran, 9);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -599,8 +598,8 @@ static void test_emit(void)
     for (i = 0; i < 100; i++)
         T_OK(pp_submit_task(pool, &t, NULL, 0));
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(l.n, 100);
-    CU_ASSERT_EQUAL(l.bad, 0);
+    T_EQ(l.n, 100);
+    T_EQ(l.bad, 0);
     apr_pool_destroy(p);
 }
 
@@ -686,10 +685,10 @@ static void check_threads(const char *prefix, apr_size_t stack, apr_size_t expec
     for (i = 0; i < 3; i++)
         T_OK(pp_submit(pool, facts_task, &f));
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(f.ran, 3);
-    CU_ASSERT_EQUAL(__builtin_popcount(f.rc.seen_mask), 3);
-    CU_ASSERT_EQUAL(f.bad_name, 0);
-    CU_ASSERT_EQUAL(f.bad_index, 0);
+    T_EQ(f.ran, 3);
+    T_EQ(__builtin_popcount(f.rc.seen_mask), 3);
+    T_EQ(f.bad_name, 0);
+    T_EQ(f.bad_index, 0);
     for (i = 0; i < 3; i++)
         CU_ASSERT(t_os_stack_fits(f.stack[i], expect));
     apr_pool_destroy(p);

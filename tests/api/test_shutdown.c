@@ -44,7 +44,7 @@ static pp_pool_t *tally_pool(apr_pool_t *p, tally *t, apr_uint32_t threads)
     cfg.threads = threads;
     cfg.on_task_error = tally_error;
     cfg.baton = t;
-    CU_ASSERT_EQUAL_FATAL(pp_pool_create(&pool, &cfg, p), APR_SUCCESS);
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
     return pool;
 }
 
@@ -56,7 +56,7 @@ static void submit_tallied(pp_pool_t *pool, tally *t, apr_uint32_t n)
     task.arg = t;
     for (i = 0; i < n; i++)
         errors += pp_submit_task(pool, &task, NULL, 0) != APR_SUCCESS;
-    CU_ASSERT_EQUAL(errors, 0);
+    T_EQ(errors, 0);
 }
 
 /* Block every worker in a gate, queue n tasks behind them. */
@@ -85,19 +85,19 @@ static void test_drain_runs_everything(void)
     pool = tally_pool(p, &t, 4);
     fill_behind_gate(pool, &gate, 4, &t, n);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.queued, n);
-    CU_ASSERT_EQUAL(st.running, 4);
+    T_EQ(st.queued, n);
+    T_EQ(st.running, 4);
     /* Shutdown has begun (and timed out at once) while all is queued. */
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_DRAIN, 0), APR_TIMEUP);
-    CU_ASSERT_EQUAL(pp_submit(pool, t_count_task, (void *)&t.ran), PP_ESHUTDOWN);
+    T_STATUS(pp_pool_shutdown(pool, PP_DRAIN, 0), APR_TIMEUP);
+    T_STATUS(pp_submit(pool, t_count_task, (void *)&t.ran), PP_ESHUTDOWN);
     t_gate_open(&gate);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(t.ran, n);
-    CU_ASSERT_EQUAL(t.released, n);
-    CU_ASSERT_EQUAL(t.cancelled_reports + t.other_reports, 0);
+    T_EQ(t.ran, n);
+    T_EQ(t.released, n);
+    T_EQ(t.cancelled_reports + t.other_reports, 0);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.completed, n + 4);
-    CU_ASSERT_EQUAL(st.cancelled, 0);
+    T_EQ(st.completed, n + 4);
+    T_EQ(st.cancelled, 0);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -118,15 +118,15 @@ static void test_cancel_drops_and_releases(void)
     /* The gate never opens: the gate tasks leave only because they see
      * pp_task_cancelled(), which is the cooperative cancel working. */
     T_OK(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(gate.left, 4);
-    CU_ASSERT_EQUAL(t.ran, 0);
-    CU_ASSERT_EQUAL(t.released, n);
-    CU_ASSERT_EQUAL(t.cancelled_reports, n);
-    CU_ASSERT_EQUAL(t.other_reports, 0);
+    T_EQ(gate.left, 4);
+    T_EQ(t.ran, 0);
+    T_EQ(t.released, n);
+    T_EQ(t.cancelled_reports, n);
+    T_EQ(t.other_reports, 0);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.cancelled, n);
-    CU_ASSERT_EQUAL(st.completed, 4);
-    CU_ASSERT_EQUAL(st.submitted, n + 4);
+    T_EQ(st.cancelled, n);
+    T_EQ(st.completed, 4);
+    T_EQ(st.submitted, n + 4);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -143,12 +143,12 @@ static void test_timeout_then_repeat(void)
     T_OK(pp_submit(pool, t_gate_task, &gate));
     t_gate_wait_arrived(&gate, 1);
     t0 = apr_time_now();
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_msec(50)), APR_TIMEUP);
+    T_STATUS(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_msec(50)), APR_TIMEUP);
     CU_ASSERT(apr_time_now() - t0 >= apr_time_from_msec(49));
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_msec(10)), APR_TIMEUP);
+    T_STATUS(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_msec(10)), APR_TIMEUP);
     t_gate_open(&gate);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(gate.left, 1);
+    T_EQ(gate.left, 1);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -166,10 +166,9 @@ static void test_submit_after_shutdown_and_twice(void)
     T_OK_FATAL(pp_group_create(&g, p));
     T_OK(pp_submit(pool, t_count_task, (void *)&ran));
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(ran, 1);
-    CU_ASSERT_EQUAL(pp_submit(pool, t_count_task, (void *)&ran), PP_ESHUTDOWN);
-    CU_ASSERT_EQUAL(pp_submit_ex(pool, t_count_task, (void *)&ran, g, PP_NOWAIT),
-                    PP_ESHUTDOWN);
+    T_EQ(ran, 1);
+    T_STATUS(pp_submit(pool, t_count_task, (void *)&ran), PP_ESHUTDOWN);
+    T_STATUS(pp_submit_ex(pool, t_count_task, (void *)&ran, g, PP_NOWAIT), PP_ESHUTDOWN);
     /* The refused submit left nothing pending in the group. */
     T_OK(pp_group_wait(g, 0));
     pp_pool_stats(pool, &a);
@@ -177,8 +176,8 @@ static void test_submit_after_shutdown_and_twice(void)
     T_OK(pp_pool_shutdown(pool, PP_CANCEL, 0));
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, 0));
     pp_pool_stats(pool, &b);
-    CU_ASSERT_EQUAL(memcmp(&a, &b, sizeof(a)), 0);
-    CU_ASSERT_EQUAL(a.submitted, 1);
+    T_EQ(memcmp(&a, &b, sizeof(a)), 0);
+    T_EQ(a.submitted, 1);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -207,7 +206,7 @@ static void test_parent_pool_destruction_drains(void)
     for (i = 0; i < n; i++)
         T_OK(pp_submit(pool, slow_count_task, (void *)&ran));
     apr_pool_destroy(p);    /* drains and joins before the memory goes */
-    CU_ASSERT_EQUAL(ran, n);
+    T_EQ(ran, n);
     if (base >= 0)
         CU_ASSERT(t_thread_count_settles(base) <= base);
 }
@@ -237,10 +236,10 @@ static void test_shutdown_from_a_task(void)
     while (pp_submit(pool, t_count_task, (void *)&sink) == APR_SUCCESS
            && apr_time_now() < deadline)
         apr_sleep(1000);
-    CU_ASSERT_EQUAL(pp_submit(pool, t_count_task, (void *)&sink), PP_ESHUTDOWN);
+    T_STATUS(pp_submit(pool, t_count_task, (void *)&sink), PP_ESHUTDOWN);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_sec(30)));
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.failed, 0);
+    T_EQ(st.failed, 0);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -279,12 +278,12 @@ static void test_shutdown_releases_blocked_submitter(void)
     w.rv = APR_SUCCESS;
     t = t_spawn(blocked_submitter, &w);
     apr_sleep(apr_time_from_msec(50));
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_CANCEL, 0), APR_TIMEUP);
+    T_STATUS(pp_pool_shutdown(pool, PP_CANCEL, 0), APR_TIMEUP);
     t_join(t);
-    CU_ASSERT_EQUAL(w.rv, PP_ESHUTDOWN);
+    T_STATUS(w.rv, PP_ESHUTDOWN);
     t_gate_open(&gate);
     T_OK(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(ran, 0);
+    T_EQ(ran, 0);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }
@@ -308,19 +307,19 @@ static void test_cancel_drops_deque_tasks(void)
     ns.n = 200;    /* tallied children in the holder's deque, deaf to the cancel */
     T_OK(pp_submit(ns.pool, t_nest_then_hold, &ns));
     t_gate_wait_arrived(&ns.gate, 1);
-    CU_ASSERT_EQUAL(ns.errors, 0);
+    T_EQ(ns.errors, 0);
     pp_pool_stats(ns.pool, &st);
-    CU_ASSERT_EQUAL(st.queued, 200);
-    CU_ASSERT_EQUAL(pp_pool_shutdown(ns.pool, PP_CANCEL, apr_time_from_sec(1)), APR_TIMEUP);
-    CU_ASSERT_EQUAL(t.cancelled_reports, 200);
-    CU_ASSERT_EQUAL(t.released, 200);
+    T_EQ(st.queued, 200);
+    T_STATUS(pp_pool_shutdown(ns.pool, PP_CANCEL, apr_time_from_sec(1)), APR_TIMEUP);
+    T_EQ(t.cancelled_reports, 200);
+    T_EQ(t.released, 200);
     pp_pool_stats(ns.pool, &st);
-    CU_ASSERT_EQUAL(st.cancelled, 200);
-    CU_ASSERT_EQUAL(st.queued, 0);
+    T_EQ(st.cancelled, 200);
+    T_EQ(st.queued, 0);
     t_gate_open(&ns.gate);
     T_OK(pp_pool_shutdown(ns.pool, PP_CANCEL, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(t.ran, 0);
-    CU_ASSERT_EQUAL(t.other_reports, 0);
+    T_EQ(t.ran, 0);
+    T_EQ(t.other_reports, 0);
     t_assert_accounted(ns.pool);
     apr_pool_destroy(p);
 }
@@ -338,12 +337,12 @@ static void test_drain_then_cancel(void)
     apr_pool_create(&p, t_root);
     pool = tally_pool(p, &t, 2);
     fill_behind_gate(pool, &gate, 2, &t, 1000);
-    CU_ASSERT_EQUAL(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_msec(20)), APR_TIMEUP);
+    T_STATUS(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_msec(20)), APR_TIMEUP);
     T_OK(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(t.ran, 0);
-    CU_ASSERT_EQUAL(t.released, 1000);
+    T_EQ(t.ran, 0);
+    T_EQ(t.released, 1000);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.cancelled, 1000);
+    T_EQ(st.cancelled, 1000);
     t_assert_accounted(pool);
     apr_pool_destroy(p);
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "testutil.h"
 
+#include <apr_strings.h>
 #include <apr_time.h>
 
 #include <stdlib.h>
@@ -28,7 +29,7 @@ pp_pool_t *t_pool(apr_pool_t *p, apr_uint32_t threads, apr_uint32_t capacity)
     pp_config_init(&cfg);
     cfg.threads = threads;
     cfg.queue_capacity = capacity;
-    CU_ASSERT_EQUAL_FATAL(pp_pool_create(&pool, &cfg, p), APR_SUCCESS);
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
     return pool;
 }
 
@@ -58,8 +59,7 @@ t_thread *t_spawn(t_thread_fn fn, void *arg)
     t->p = p;
     t->fn = fn;
     t->arg = arg;
-    CU_ASSERT_EQUAL_FATAL(apr_thread_create(&t->thread, NULL, thread_main, t, p),
-                          APR_SUCCESS);
+    T_OK_FATAL(apr_thread_create(&t->thread, NULL, thread_main, t, p));
     return t;
 }
 
@@ -155,7 +155,44 @@ void t_assert_accounted(pp_pool_t *pool)
     pp_stats_t s;
 
     pp_pool_stats(pool, &s);
-    CU_ASSERT_EQUAL(s.queued, 0);
-    CU_ASSERT_EQUAL(s.running, 0);
-    CU_ASSERT_EQUAL(s.submitted, s.completed + s.failed + s.cancelled);
+    T_EQ(s.queued, 0);
+    T_EQ(s.running, 0);
+    T_EQ(s.submitted, s.completed + s.failed + s.cancelled);
+}
+
+void t_check(int ok, const char *expr, const char *got, const char *want, long index,
+             unsigned line, const char *file, int fatal)
+{
+    char msg[512];
+
+    if (ok) {
+        CU_assertImplementation(CU_TRUE, line, expr, file, "", (CU_BOOL)fatal);
+        return;
+    }
+    if (index >= 0)
+        apr_snprintf(msg, sizeof(msg), "%s: got %s, want %s (at index %ld)", expr, got, want,
+                     index);
+    else
+        apr_snprintf(msg, sizeof(msg), "%s: got %s, want %s", expr, got, want);
+    CU_assertImplementation(CU_FALSE, line, msg, file, "", (CU_BOOL)fatal);
+}
+
+void t_check_eq(apr_int64_t got, apr_int64_t want, const char *expr, long index,
+                unsigned line, const char *file, int fatal)
+{
+    char g[32], w[32];
+
+    apr_snprintf(g, sizeof(g), "%" APR_INT64_T_FMT, got);
+    apr_snprintf(w, sizeof(w), "%" APR_INT64_T_FMT, want);
+    t_check(got == want, expr, g, w, index, line, file, fatal);
+}
+
+void t_check_status(apr_status_t got, apr_status_t want, const char *expr, unsigned line,
+                    const char *file, int fatal)
+{
+    char g[160], w[160], text[128];
+
+    apr_snprintf(g, sizeof(g), "%d (%s)", got, pp_strerror(got, text, sizeof(text)));
+    apr_snprintf(w, sizeof(w), "%d (%s)", want, pp_strerror(want, text, sizeof(text)));
+    t_check(got == want, expr, g, w, -1, line, file, fatal);
 }

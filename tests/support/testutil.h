@@ -75,9 +75,26 @@ apr_status_t t_nest_then_hold(void *nest, pp_task_ctx_t *ctx);
 /* A task that adds 1 to the apr_uint32_t it is given. */
 apr_status_t t_count_task(void *counter, pp_task_ctx_t *ctx);
 
-/* Submit and CU_ASSERT success. */
-#define T_OK(expr) CU_ASSERT_EQUAL((expr), APR_SUCCESS)
-#define T_OK_FATAL(expr) CU_ASSERT_EQUAL_FATAL((expr), APR_SUCCESS)
+/* Assertions that say what they saw: a failure prints both values (a
+ * status with its text), and T_EQ_AT the index of the loop it failed in,
+ * where CUnit's own print only the expression. */
+void t_check(int ok, const char *expr, const char *got, const char *want, long index,
+             unsigned line, const char *file, int fatal);
+void t_check_eq(apr_int64_t got, apr_int64_t want, const char *expr, long index,
+                unsigned line, const char *file, int fatal);
+void t_check_status(apr_status_t got, apr_status_t want, const char *expr, unsigned line,
+                    const char *file, int fatal);
+
+#define T_EQ(a, b) t_check_eq((apr_int64_t)(a), (apr_int64_t)(b), #a " == " #b, -1, \
+                              __LINE__, __FILE__, CU_FALSE)
+#define T_EQ_FATAL(a, b) t_check_eq((apr_int64_t)(a), (apr_int64_t)(b), #a " == " #b, -1, \
+                                    __LINE__, __FILE__, CU_TRUE)
+#define T_EQ_AT(i, a, b) t_check_eq((apr_int64_t)(a), (apr_int64_t)(b), #a " == " #b, \
+                                    (long)(i), __LINE__, __FILE__, CU_FALSE)
+#define T_STATUS(a, b) t_check_status((a), (b), #a " == " #b, __LINE__, __FILE__, CU_FALSE)
+#define T_STATUS_FATAL(a, b) t_check_status((a), (b), #a " == " #b, __LINE__, __FILE__, CU_TRUE)
+#define T_OK(expr) T_STATUS((expr), APR_SUCCESS)
+#define T_OK_FATAL(expr) T_STATUS_FATAL((expr), APR_SUCCESS)
 
 /* Assert the accounting identity at a quiescent point. */
 void t_assert_accounted(pp_pool_t *pool);

@@ -32,28 +32,28 @@ static void test_deque_order_and_bound(void)
 
     for (round = 0; round < 3; round++) {    /* the indices wrap the ring */
         CU_ASSERT_FALSE(pp__deque_pop(d, &e));
-        CU_ASSERT_EQUAL(pp__deque_steal(d, &e), 0);
+        T_EQ_AT(round, pp__deque_steal(d, &e), 0);
         for (i = 0; i < PP__DEQUE_SIZE; i++) {
             CU_ASSERT_FALSE(pp__deque_full(d));
             e = entry(i);
             pp__deque_push(d, &e);
         }
         CU_ASSERT_TRUE(pp__deque_full(d));
-        CU_ASSERT_EQUAL(pp__deque_len(d), PP__DEQUE_SIZE);
-        CU_ASSERT_EQUAL(pp__deque_steal(d, &e), 1);
-        CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, 0);
+        T_EQ(pp__deque_len(d), PP__DEQUE_SIZE);
+        T_EQ(pp__deque_steal(d, &e), 1);
+        T_EQ((apr_uintptr_t)e.arg, 0);
         CU_ASSERT_FALSE(pp__deque_full(d));
         CU_ASSERT_TRUE(pp__deque_pop(d, &e));
-        CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, PP__DEQUE_SIZE - 1);
+        T_EQ((apr_uintptr_t)e.arg, PP__DEQUE_SIZE - 1);
         for (i = 1; i < PP__DEQUE_SIZE / 2; i++) {
-            CU_ASSERT_EQUAL_FATAL(pp__deque_steal(d, &e), 1);
-            CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, i);
+            T_EQ_FATAL(pp__deque_steal(d, &e), 1);
+            T_EQ_AT(i, (apr_uintptr_t)e.arg, i);
         }
         for (i = PP__DEQUE_SIZE - 2; i >= PP__DEQUE_SIZE / 2; i--) {
             CU_ASSERT_TRUE_FATAL(pp__deque_pop(d, &e));
-            CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, i);
+            T_EQ_AT(i, (apr_uintptr_t)e.arg, i);
         }
-        CU_ASSERT_EQUAL(pp__deque_len(d), 0);
+        T_EQ(pp__deque_len(d), 0);
     }
 }
 
@@ -125,8 +125,8 @@ static void test_deque_race(void)
         t_join(th[i]);
     for (i = 0; i < n; i++)
         bad += r.hits[i] != 1;
-    CU_ASSERT_EQUAL(bad, 0);
-    CU_ASSERT_EQUAL(pp__deque_len(r.d), 0);
+    T_EQ(bad, 0);
+    T_EQ(pp__deque_len(r.d), 0);
     /* The race was real: the thieves took a share (on one core too, since
      * the owner yields the CPU at its time-slice ends). */
     CU_ASSERT(r.stolen > 0);
@@ -149,18 +149,18 @@ static void test_deque_stalled_thief(void)
     apr_uintptr_t i;
 
     pp__deque_push(d, &e);
-    CU_ASSERT_EQUAL_FATAL(pp__deque_steal_read(d, &got, &t), 1);
-    CU_ASSERT_EQUAL(got.arg, (void *)1);
+    T_EQ_FATAL(pp__deque_steal_read(d, &got, &t), 1);
+    T_EQ(got.arg, (void *)1);
     /* The entry is taken, and 2^32 laps later the same slot holds entry 2. */
     CU_ASSERT_TRUE_FATAL(pp__deque_pop(d, &got));
     atomic_store(&d->top, t + lap);
     atomic_store(&d->bottom, t + lap);
     e = entry(2);
     pp__deque_push(d, &e);
-    CU_ASSERT_EQUAL(pp__deque_steal_claim(d, t), -1);
-    CU_ASSERT_EQUAL(pp__deque_len(d), 1);
-    CU_ASSERT_EQUAL(pp__deque_steal(d, &got), 1);
-    CU_ASSERT_EQUAL(got.arg, (void *)2);
+    T_EQ(pp__deque_steal_claim(d, t), -1);
+    T_EQ(pp__deque_len(d), 1);
+    T_EQ(pp__deque_steal(d, &got), 1);
+    T_EQ(got.arg, (void *)2);
 
     base = lap - PP__DEQUE_SIZE / 2;
     atomic_store(&d->top, base);
@@ -170,12 +170,12 @@ static void test_deque_stalled_thief(void)
         pp__deque_push(d, &e);
     }
     CU_ASSERT_TRUE(pp__deque_full(d));
-    CU_ASSERT_EQUAL(pp__deque_len(d), PP__DEQUE_SIZE);
-    CU_ASSERT_EQUAL(pp__deque_steal(d, &got), 1);
-    CU_ASSERT_EQUAL(got.arg, (void *)0);
+    T_EQ(pp__deque_len(d), PP__DEQUE_SIZE);
+    T_EQ(pp__deque_steal(d, &got), 1);
+    T_EQ(got.arg, (void *)0);
     CU_ASSERT_TRUE(pp__deque_pop(d, &got));
-    CU_ASSERT_EQUAL(got.arg, (void *)(PP__DEQUE_SIZE - 1));
-    CU_ASSERT_EQUAL(pp__deque_len(d), PP__DEQUE_SIZE - 2);
+    T_EQ(got.arg, (void *)(PP__DEQUE_SIZE - 1));
+    T_EQ(pp__deque_len(d), PP__DEQUE_SIZE - 2);
 }
 
 void t_register_deque(void)

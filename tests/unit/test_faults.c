@@ -32,7 +32,7 @@ static void test_partial_start(void)
     for (k = 1; k <= 6; k++) {
         pool = (pp_pool_t *)&cfg;
         pp__fault_arm(PP__FAULT_THREAD_CREATE, k);
-        CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
+        T_STATUS(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
         CU_ASSERT_PTR_NULL(pool);
         CU_ASSERT(t_thread_count_settles(base) <= base);
     }
@@ -67,14 +67,14 @@ static void test_queue_growth_failure(void)
         if (rv == APR_SUCCESS)
             ok++;
         else
-            CU_ASSERT_EQUAL(rv, APR_ENOMEM);
+            T_STATUS(rv, APR_ENOMEM);
     }
-    CU_ASSERT_EQUAL(ok, 999);
+    T_EQ(ok, 999);
     t_gate_open(&gate);
     T_OK(pp_group_wait(g, apr_time_from_sec(30)));
-    CU_ASSERT_EQUAL(ran, 999);
+    T_EQ(ran, 999);
     pp_pool_stats(pool, &st);
-    CU_ASSERT_EQUAL(st.submitted, 1000);    /* 999 + the gate task */
+    T_EQ(st.submitted, 1000);    /* 999 + the gate task */
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     t_assert_accounted(pool);
     apr_pool_destroy(p);
@@ -87,7 +87,7 @@ static void test_group_create_failure(void)
 
     apr_pool_create(&p, t_root);
     pp__fault_arm(PP__FAULT_GROUP_CREATE, 1);
-    CU_ASSERT_EQUAL(pp_group_create(&g, p), APR_ENOMEM);
+    T_STATUS(pp_group_create(&g, p), APR_ENOMEM);
     CU_ASSERT_PTR_NULL(g);
     T_OK(pp_group_create(&g, p));
     apr_pool_destroy(p);
@@ -108,13 +108,13 @@ static void test_load_out_of_memory(void)
     T_OK_FATAL(pp_registry_create(&reg, p));
     path = apr_psprintf(p, "%s/tp_good%s", t_plugin_dir, t_os_dso_suffix());
     pp__fault_arm(PP__FAULT_DSO_LOAD, 1);
-    CU_ASSERT_EQUAL(pp_registry_load(reg, path, err, sizeof(err)), APR_ENOMEM);
+    T_STATUS(pp_registry_load(reg, path, err, sizeof(err)), APR_ENOMEM);
     apr_strerror(APR_ENOMEM, want, sizeof(want));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, path));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "out of memory"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
     CU_ASSERT_PTR_NULL(strstr(err, "not a loadable object"));
-    CU_ASSERT_EQUAL(pp_registry_count(reg), 0);
+    T_EQ(pp_registry_count(reg), 0);
     /* The point fired once: the next load reaches the real loader (which
      * may refuse the plugin here, where nothing exports the API to it). */
     CU_ASSERT_NOT_EQUAL(pp_registry_load(reg, path, err, sizeof(err)), APR_ENOMEM);
@@ -139,11 +139,11 @@ static void test_full_queue_told_without_the_lock(void)
     /* With the lock held elsewhere, a PP_NOWAIT submit to the full queue
      * still answers: it would otherwise wait here for ever. */
     pp__pool_hold_lock(pool, 1);
-    CU_ASSERT_EQUAL(pp_submit_ex(pool, t_count_task, &count, NULL, PP_NOWAIT), PP_EFULL);
+    T_STATUS(pp_submit_ex(pool, t_count_task, &count, NULL, PP_NOWAIT), PP_EFULL);
     pp__pool_hold_lock(pool, 0);
     t_gate_open(&gate);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    CU_ASSERT_EQUAL(count, 1);
+    T_EQ(count, 1);
     apr_pool_destroy(p);
 }
 
@@ -157,11 +157,11 @@ static void test_create_survives_failed_allocations(void)
     for (nth = 1; nth <= 2; nth++) {
         pp__fault_arm(PP__FAULT_POOL_ALLOC, nth);
         pool = (pp_pool_t *)&nth;
-        CU_ASSERT_EQUAL(pp_pool_create(&pool, NULL, p), APR_ENOMEM);
+        T_STATUS(pp_pool_create(&pool, NULL, p), APR_ENOMEM);
         CU_ASSERT_PTR_NULL(pool);
     }
     pp__fault_arm(PP__FAULT_POOL_ALLOC, 0);
-    CU_ASSERT_EQUAL(t_thread_count_settles(t_os_thread_count()), t_os_thread_count());
+    T_EQ(t_thread_count_settles(t_os_thread_count()), t_os_thread_count());
     apr_pool_destroy(p);
 }
 
@@ -188,7 +188,7 @@ static void test_failed_start_is_logged(void)
     cfg.on_log = log_line;
     cfg.baton = text;
     pp__fault_arm(PP__FAULT_THREAD_CREATE, 2);
-    CU_ASSERT_EQUAL(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
+    T_STATUS(pp_pool_create(&pool, &cfg, p), APR_EAGAIN);
     pp__fault_arm(PP__FAULT_THREAD_CREATE, 0);
     CU_ASSERT_PTR_NULL(pool);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "3 cannot start worker 1 of 2: "));

@@ -10,7 +10,7 @@ static pp__parker_t *new_parker(apr_pool_t *p)
 {
     pp__parker_t *k = NULL;
 
-    CU_ASSERT_EQUAL_FATAL(pp__parker_create(&k, p), APR_SUCCESS);
+    T_OK_FATAL(pp__parker_create(&k, p));
     return k;
 }
 
@@ -25,11 +25,11 @@ static void test_unpark_before_park(void)
     pp__unpark(k);
     CU_ASSERT_TRUE(pp__park_notified(k));
     /* A zero timeout never sleeps: only a token already there succeeds. */
-    CU_ASSERT_EQUAL(pp__park_timed(k, 0), APR_SUCCESS);
+    T_OK(pp__park_timed(k, 0));
     CU_ASSERT_FALSE(pp__park_notified(k));
     pp__unpark(k);
     pp__park(k);    /* hangs (and the alarm fails the run) if the token was lost */
-    CU_ASSERT_EQUAL(pp__park_timed(k, 0), APR_TIMEUP);
+    T_STATUS(pp__park_timed(k, 0), APR_TIMEUP);
     apr_pool_destroy(p);
 }
 
@@ -66,10 +66,10 @@ static void check_blocks_then_wakes(t_thread_fn parker_fn)
     x.k = new_parker(p);
     t = t_spawn(parker_fn, &x);
     apr_sleep(apr_time_from_msec(50));
-    CU_ASSERT_EQUAL(apr_atomic_read32(&x.returned), 0);
+    T_EQ(apr_atomic_read32(&x.returned), 0);
     pp__unpark(x.k);
     t_join(t);
-    CU_ASSERT_EQUAL(apr_atomic_read32(&x.returned), 1);
+    T_EQ(apr_atomic_read32(&x.returned), 1);
     CU_ASSERT_FALSE(pp__park_notified(x.k));
     apr_pool_destroy(p);
 }
@@ -93,15 +93,15 @@ static void test_park_timed_timeout(void)
     apr_pool_create(&p, t_root);
     k = new_parker(p);
     t0 = apr_time_now();
-    CU_ASSERT_EQUAL(pp__park_timed(k, apr_time_from_msec(30)), APR_TIMEUP);
+    T_STATUS(pp__park_timed(k, apr_time_from_msec(30)), APR_TIMEUP);
     dt = apr_time_now() - t0;
     CU_ASSERT(dt >= apr_time_from_msec(29));
     /* The timeout left neither a token nor a PARKED state behind. */
     CU_ASSERT_FALSE(pp__park_notified(k));
-    CU_ASSERT_EQUAL(pp__park_timed(k, 0), APR_TIMEUP);
-    CU_ASSERT_EQUAL(pp__park_timed(k, -5), APR_TIMEUP);
+    T_STATUS(pp__park_timed(k, 0), APR_TIMEUP);
+    T_STATUS(pp__park_timed(k, -5), APR_TIMEUP);
     pp__unpark(k);
-    CU_ASSERT_EQUAL(pp__park_timed(k, apr_time_from_sec(5)), APR_SUCCESS);
+    T_OK(pp__park_timed(k, apr_time_from_sec(5)));
     apr_pool_destroy(p);
 }
 
@@ -115,8 +115,8 @@ static void test_many_unparks_one_token(void)
     k = new_parker(p);
     for (i = 0; i < 10; i++)
         pp__unpark(k);
-    CU_ASSERT_EQUAL(pp__park_timed(k, 0), APR_SUCCESS);
-    CU_ASSERT_EQUAL(pp__park_timed(k, apr_time_from_msec(10)), APR_TIMEUP);
+    T_OK(pp__park_timed(k, 0));
+    T_STATUS(pp__park_timed(k, apr_time_from_msec(10)), APR_TIMEUP);
     apr_pool_destroy(p);
 }
 
@@ -156,7 +156,7 @@ static void test_park_pingpong(void)
     b.id = 1;
     a.rounds = b.rounds = t_scaled(100000);
     t_run_threads(2, pingpong_side, args);
-    CU_ASSERT_EQUAL(turn, 0);
+    T_EQ(turn, 0);
     apr_pool_destroy(p);
 }
 

@@ -24,16 +24,16 @@ static void test_queue_fifo_across_growth(void)
         T_OK(pp__queue_push(&q, &e));
         if (i % 3 == 0) {
             CU_ASSERT_TRUE(pp__queue_pop(&q, &e));
-            CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, next);
+            T_EQ_AT(i, (apr_uintptr_t)e.arg, next);
             next++;
         }
     }
-    CU_ASSERT_EQUAL(pp__queue_len(&q), 10000 - next);
+    T_EQ(pp__queue_len(&q), 10000 - next);
     while (pp__queue_pop(&q, &e)) {
-        CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, next);
+        T_EQ((apr_uintptr_t)e.arg, next);
         next++;
     }
-    CU_ASSERT_EQUAL(next, 10000);
+    T_EQ(next, 10000);
     CU_ASSERT_FALSE(pp__queue_pop(&q, &e));
     pp__queue_destroy(&q);
 }
@@ -58,21 +58,21 @@ static void test_queue_take_group(void)
         T_OK(pp__queue_push(&q, &e));
     }
     T_OK(pp__queue_take_group(&q, g, &out));
-    CU_ASSERT_EQUAL(pp__queue_len(&out), 333);
-    CU_ASSERT_EQUAL(pp__queue_len(&q), 667);
+    T_EQ(pp__queue_len(&out), 333);
+    T_EQ(pp__queue_len(&q), 667);
     while (pp__queue_pop(&q, &e)) {
         while (kept % 3 == 1)
             kept++;
-        CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, kept);
+        T_EQ((apr_uintptr_t)e.arg, kept);
         CU_ASSERT_PTR_NULL(e.group);
         kept++;
     }
     while (pp__queue_pop(&out, &e)) {
-        CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, 3 * taken + 1);
+        T_EQ((apr_uintptr_t)e.arg, 3 * taken + 1);
         CU_ASSERT_PTR_EQUAL(e.group, g);
         taken++;
     }
-    CU_ASSERT_EQUAL(taken, 333);
+    T_EQ(taken, 333);
     pp__queue_destroy(&q);
     pp__queue_destroy(&out);
 }
@@ -90,15 +90,15 @@ static void test_queue_grow_failure_keeps_contents(void)
     }
     pp__fault_arm(PP__FAULT_QUEUE_GROW, 1);
     e = entry(99, NULL);
-    CU_ASSERT_EQUAL(pp__queue_push(&q, &e), APR_ENOMEM);
-    CU_ASSERT_EQUAL(pp__queue_len(&q), 16);
+    T_STATUS(pp__queue_push(&q, &e), APR_ENOMEM);
+    T_EQ(pp__queue_len(&q), 16);
     T_OK(pp__queue_push(&q, &e));    /* the fault fired once, then disarmed */
     for (i = 0; i < 16; i++) {
         CU_ASSERT_TRUE(pp__queue_pop(&q, &e));
-        CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, i);
+        T_EQ_AT(i, (apr_uintptr_t)e.arg, i);
     }
     CU_ASSERT_TRUE(pp__queue_pop(&q, &e));
-    CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, 99);
+    T_EQ((apr_uintptr_t)e.arg, 99);
     pp__queue_destroy(&q);
 }
 
@@ -110,7 +110,7 @@ static void test_queue_shrinks_after_a_burst(void)
     apr_uintptr_t i;
 
     T_OK_FATAL(pp__queue_init(&q, 256));
-    CU_ASSERT_EQUAL(pp__queue_size(&q), 256);
+    T_EQ(pp__queue_size(&q), 256);
     for (i = 0; i < 100000; i++) {
         e = entry(i, NULL);
         T_OK(pp__queue_push(&q, &e));
@@ -120,14 +120,14 @@ static void test_queue_shrinks_after_a_burst(void)
         CU_ASSERT_TRUE(pp__queue_pop(&q, &e));
     CU_ASSERT(pp__queue_size(&q) >= 100000);    /* not while it holds any */
     CU_ASSERT_TRUE(pp__queue_pop(&q, &e));
-    CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, 99999);
-    CU_ASSERT_EQUAL(pp__queue_size(&q), 0);     /* freed with the last pop */
+    T_EQ((apr_uintptr_t)e.arg, 99999);
+    T_EQ(pp__queue_size(&q), 0);     /* freed with the last pop */
     e = entry(7, NULL);
     T_OK(pp__queue_push(&q, &e));
-    CU_ASSERT_EQUAL(pp__queue_size(&q), 256);   /* back at its resting size */
+    T_EQ(pp__queue_size(&q), 256);   /* back at its resting size */
     CU_ASSERT_TRUE(pp__queue_pop(&q, &e));
-    CU_ASSERT_EQUAL((apr_uintptr_t)e.arg, 7);
-    CU_ASSERT_EQUAL(pp__queue_size(&q), 256);   /* a resting ring stays */
+    T_EQ((apr_uintptr_t)e.arg, 7);
+    T_EQ(pp__queue_size(&q), 256);   /* a resting ring stays */
     pp__queue_destroy(&q);
 }
 

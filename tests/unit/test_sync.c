@@ -8,10 +8,10 @@ static void test_deadlines_saturate(void)
 {
     apr_time_t now = pp__clock_mono();
 
-    CU_ASSERT_EQUAL(pp__deadline(-1), PP__FOREVER);
-    CU_ASSERT_EQUAL(pp__deadline(APR_INT64_MIN), PP__FOREVER);
-    CU_ASSERT_EQUAL(pp__deadline(APR_INT64_MAX), PP__FOREVER);
-    CU_ASSERT_EQUAL(pp__deadline(APR_INT64_MAX - now + 10), PP__FOREVER);
+    T_EQ(pp__deadline(-1), PP__FOREVER);
+    T_EQ(pp__deadline(APR_INT64_MIN), PP__FOREVER);
+    T_EQ(pp__deadline(APR_INT64_MAX), PP__FOREVER);
+    T_EQ(pp__deadline(APR_INT64_MAX - now + 10), PP__FOREVER);
     CU_ASSERT(pp__deadline(0) >= now);
     CU_ASSERT(pp__deadline(0) < now + apr_time_from_sec(60));
     CU_ASSERT(pp__deadline(apr_time_from_sec(1)) >= now + apr_time_from_sec(1));
@@ -36,7 +36,7 @@ static void test_timed_wait_is_monotonic(void)
     while (rv == APR_SUCCESS)
         rv = pp__cond_wait_until(c, m, deadline);
     pp__mutex_unlock(m);
-    CU_ASSERT_EQUAL(rv, APR_TIMEUP);
+    T_STATUS(rv, APR_TIMEUP);
     CU_ASSERT(pp__clock_mono() >= deadline);
     apr_pool_destroy(p);
 }
