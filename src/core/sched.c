@@ -53,13 +53,15 @@
  *   submitter / pusher                     worker going idle (F1) or last
  *                                          searcher finding work (F4)
  *   ------------------------------------   ---------------------------------
- *   F2 push_local: push into own deque;    F1 search(), under the lock:
- *      fence; read nsearching, nidle          nidle++, nsearching--; fence;
- *   F5 pp__pool_help: steal surplus in        scan every deque
- *      own deque; fence; read the same     F4 found_work(): nsearching--
- *   F3 enqueue, under the lock: push on       (release); fence; read nidle,
- *      the global queue; fence; read          qlen, every deque
- *      nsearching
+ *   F2 pp__push_local (sched.h): push      F1 search(), under the lock:
+ *      into own deque; fence; read            nidle++, nsearching--; fence;
+ *      nsearching, nidle                      scan every deque
+ *   F5 pp__pool_help: steal surplus into   F4 found_work(): nsearching--
+ *      own deque; fence; read the same        (release); fence; read nidle,
+ *   F3 pp__wake_for_global_locked, for        qlen, every deque
+ *      enqueue (submit.c) under the lock:
+ *      push on the global queue; fence;
+ *      read nsearching
  *
  * F1 pairs with F2 and F5 (and with F4, whose decrement it may see before
  * the steal's push: hence the release), F3 with F4 (F1's look at the
@@ -154,16 +156,7 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
     return nwake;
 }
 
-/* After a task went into a queue and a seq_cst fence: does anybody have
- * to be woken for it? */
-static int wake_wanted(pp_pool_t *pool)
-{
-    return load32(&pool->nsearching) == 0 && load32(&pool->nidle) > 0;
-}
-
-/* Wake one idle worker, unless one is searching by the time we hold the
- * lock (it will find the work: it looks again before it sleeps). */
-static void wake_one(pp_pool_t *pool)
+void pp__wake_one(pp_pool_t *pool)
 {
     pp__worker_t *w = NULL;
 
@@ -400,7 +393,7 @@ static void found_work(pp__worker_t *w)
         return;
     atomic_thread_fence(memory_order_seq_cst);    /* F4: pairs with F1, F2, F3 */
     if (load32(&pool->nidle) > 0 && work_visible(pool))
-        wake_one(pool);
+        pp__wake_one(pool);
 }
 
 /* How many rounds w may poll the queues before it goes idle (budget.h).
@@ -646,20 +639,6 @@ void pp__thread_died(void *data)
     pp__pool_leave_locked(pool);    /* the last touch of pool: it may be freed */
 }
 
-apr_status_t pp__push_local(pp__worker_t *w, const pp__entry_t *e)
-{
-    pp_pool_t *pool = w->pool;
-
-    if (!accepting(pool, 1))
-        return PP_ESHUTDOWN;
-    pp__counter_add(&w->submitted, 1);    /* before the task can start */
-    pp__deque_push(w->deque, e);
-    atomic_thread_fence(memory_order_seq_cst);    /* F2: pairs with F1, F4 */
-    if (wake_wanted(pool))
-        wake_one(pool);
-    return APR_SUCCESS;
-}
-
 int pp__pool_help(pp_pool_t *pool)
 {
     pp__worker_t *w = pp__self;
@@ -677,7 +656,7 @@ int pp__pool_help(pp_pool_t *pool)
          * it, as a searcher does (this one may go back to a long task). */
         atomic_thread_fence(memory_order_seq_cst);    /* F5: as F2 */
         if (pp__deque_len(w->deque) > 0 && wake_wanted(pool))
-            wake_one(pool);
+            pp__wake_one(pool);
     }
     w->depth++;
     run_entry(w, e);

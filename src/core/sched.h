@@ -191,9 +191,34 @@ void pp__wake_all_locked(pp_pool_t *pool);
 apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
                                         pp__worker_t **wake, apr_uint32_t max);
 
-/** A task's submit of a task: onto its worker's own deque, no lock, and
- *  a wake-up if nobody searches (fence F2). */
-apr_status_t pp__push_local(pp__worker_t *w, const pp__entry_t *e);
+/** Wake one idle worker, unless one is searching by the time we hold the
+ *  lock (it will find the work: it looks again before it sleeps). */
+void pp__wake_one(pp_pool_t *pool);
+
+/* After a task went into a queue and a seq_cst fence: does anybody have
+ * to be woken for it? */
+static inline int wake_wanted(pp_pool_t *pool)
+{
+    return load32(&pool->nsearching) == 0 && load32(&pool->nidle) > 0;
+}
+
+/* A task's submit of a task: onto its worker's own deque, no lock, and a
+ * wake-up if nobody searches. Here rather than in sched.c, beside the
+ * other half of its handshake, so that a nested submit (the fan-out hot
+ * path) makes no call into another file for it. */
+static inline apr_status_t pp__push_local(pp__worker_t *w, const pp__entry_t *e)
+{
+    pp_pool_t *pool = w->pool;
+
+    if (!accepting(pool, 1))
+        return PP_ESHUTDOWN;
+    pp__counter_add(&w->submitted, 1);    /* before the task can start */
+    pp__deque_push(w->deque, e);
+    atomic_thread_fence(memory_order_seq_cst);    /* F2: pairs with F1, F4 */
+    if (wake_wanted(pool))
+        pp__wake_one(pool);
+    return APR_SUCCESS;
+}
 
 /* pool.c */
 
