@@ -4,7 +4,7 @@
  * From outside, onto the global queue under the queue lock (waiting for
  * room in a bounded one), and one idle worker woken per task the
  * searchers cannot take (sched.c, F3); from a task, onto its worker's own
- * deque (sched.c, F2).
+ * deque (sched.h, pp__push_local, F2).
  */
 #include "config.h"
 #include "sched.h"
