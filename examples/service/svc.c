@@ -250,15 +250,19 @@ static void accept_client(svc_t *svc)
     svc->nclients++;
 }
 
-static void handle_line(svc_t *svc, client *c, char *line)
+/* line: len bytes ending in its LF, with a NUL after them. The grammar is
+ * the tool's (pp_job_line_split): ARG exactly as the client wrote it. */
+static void handle_line(svc_t *svc, client *c, char *line, apr_size_t len)
 {
-    char *end = line + strlen(line), *type, *arg, msg[256];
+    char *type, *arg, msg[256];
     const pp_task_type_t *similar;
     apr_status_t rv;
 
-    /* Trailing blanks go too: a client's "TYPE ARG " means "TYPE ARG". */
-    while (end > line && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
-        *--end = '\0';
+    if (memchr(line, '\0', len)) {
+        svc->refused++;
+        reply(c, "error: a NUL byte in the line");
+        return;
+    }
     rv = pp_job_line_split(line, &type, &arg);
     if (rv == APR_EOF)
         return;
@@ -291,10 +295,14 @@ static void read_client(svc_t *svc, client *c)
         return;
     }
     for (i = c->len; i < c->len + n; i++) {
+        char after;
         if (c->buf[i] != '\n')
             continue;
-        c->buf[i] = '\0';
-        handle_line(svc, c, c->buf + start);
+        /* buf has a byte to spare past MAX_LINE for this NUL. */
+        after = c->buf[i + 1];
+        c->buf[i + 1] = '\0';
+        handle_line(svc, c, c->buf + start, i + 1 - start);
+        c->buf[i + 1] = after;
         start = i + 1;
     }
     c->len += n;
@@ -508,11 +516,16 @@ apr_status_t svc_send(const char *address, FILE *in, FILE *out, apr_pool_t *p)
         return rv;
     /* One line, one answer, in order: the answers say what was accepted. */
     while (fgets(line, MAX_LINE, in)) {
-        apr_size_t len = strcspn(line, "\r\n"), skip = strspn(line, " \t");
-        if (line[skip] == '\0' || line[skip] == '\r' || line[skip] == '\n' || line[skip] == '#')
+        apr_size_t len = strlen(line);
+        char *copy, *type, *arg;
+
+        /* Lines that hold no task get no answer: skip them here, by the
+         * service's own grammar. */
+        copy = apr_pstrmemdup(p, line, len);
+        if (pp_job_line_split(copy, &type, &arg) == APR_EOF)
             continue;
-        line[len] = '\n';
-        len++;
+        if (!len || line[len - 1] != '\n')
+            line[len++] = '\n';
         rv = apr_socket_send(s, line, &len);
         if (rv == APR_SUCCESS)
             rv = read_reply(s, answer, sizeof(answer));

@@ -63,14 +63,16 @@ typedef apr_status_t (*pp_task_fn)(void *arg, pp_task_ctx_t *ctx);
 #define PP_START_ERROR (APR_OS_START_USERERR + 7700)
 #define PP_ESHUTDOWN   (PP_START_ERROR + 1) /**< pool no longer accepts tasks */
 #define PP_EFULL       (PP_START_ERROR + 2) /**< bounded queue full (PP_NOWAIT) */
-#define PP_ECANCELLED  (PP_START_ERROR + 3) /**< task dropped before it ran */
+#define PP_ECANCELLED  (PP_START_ERROR + 3) /**< task dropped before it ran, or
+                                                 stopped running when cancelled */
 #define PP_ENOTYPE     (PP_START_ERROR + 4) /**< no such task type */
 #define PP_EDUPTYPE    (PP_START_ERROR + 5) /**< task type already registered */
 #define PP_EPLUGIN     (PP_START_ERROR + 6) /**< not a parkpool plugin */
 #define PP_EABI        (PP_START_ERROR + 7) /**< plugin built for another ABI */
 #define PP_EEXPIRED    (PP_START_ERROR + 8) /**< a task's deadline passed before it started */
 #define PP_ETHREADEXIT (PP_START_ERROR + 9) /**< the task ended its worker thread */
-#define PP_END_ERROR   (PP_START_ERROR + 10) /**< one past the last code above */
+#define PP_EMISMATCH   (PP_START_ERROR + 10) /**< data did not match its checksum */
+#define PP_END_ERROR   (PP_START_ERROR + 11) /**< one past the last code above */
 
 /** A child process of a task exited with status code (1..255); the exec
  *  plugin fails its tasks with it. pp_strerror() prints the number. */

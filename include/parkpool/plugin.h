@@ -113,13 +113,24 @@ PP_API apr_status_t pp_registry_load_dir(pp_registry_t *reg, const char *dir,
                                          char *err, apr_size_t errlen);
 
 /**
- * Split a job line, "TYPE ARG", in place: a trailing CR or LF goes, blanks
- * (spaces, tabs) before TYPE and between the two are skipped; ARG is the
- * rest of the line as it is (it may be empty: "TYPE " has an empty ARG).
- * *type and *arg point into line.
- * @return APR_SUCCESS; APR_EOF for a blank line or a comment ('#' first),
- *         which hold no task; APR_EINVAL for a TYPE with nothing after it
- *         (*type is set, for the message) or a NULL argument.
+ * Split a job record, "TYPE ARG", in place. The grammar (parkpool(1), JOB
+ * LINES): blanks (spaces, tabs) before TYPE are skipped; TYPE runs to the
+ * first blank; exactly one blank separates it from ARG, which is the rest
+ * of the record exactly as written (blanks, '#', CRs and newlines
+ * included; it may be empty: "TYPE " has an empty ARG). Nothing is
+ * stripped from the end: the caller has removed the record's terminator
+ * (a NUL-separated stream's records may end in a newline).
+ * *type and *arg point into rec.
+ * @return APR_SUCCESS; APR_EOF for a record of blanks only or a comment
+ *         ('#' first after the blanks), which hold no task; APR_EINVAL for
+ *         a TYPE with nothing after it (*type is set, for the message) or
+ *         a NULL argument.
+ */
+PP_API apr_status_t pp_job_record_split(char *rec, char **type, char **arg);
+
+/**
+ * Split a job line: as pp_job_record_split() once the line's ending is
+ * removed, a final LF or CR LF (one of them: "a\r\r\n" keeps "a\r").
  */
 PP_API apr_status_t pp_job_line_split(char *line, char **type, char **arg);
 

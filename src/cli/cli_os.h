@@ -9,6 +9,8 @@
 
 #include <apr_pools.h>
 
+#include <stddef.h>
+
 /** Set stdio up for the tool: SIGPIPE ignored on POSIX, binary stdout and
  *  stderr on Windows (output lines end in LF everywhere). */
 void cli_os_init(void);
@@ -27,6 +29,21 @@ void cli_os_wake_reader(void);
 
 /** The running program's own path, or NULL when the OS will not say. */
 const char *cli_os_self_path(apr_pool_t *p);
+
+/** Open path for reading, as a file descriptor: -1 with errno when it
+ *  cannot be (binary mode on Windows). */
+int cli_os_open_read(const char *path);
+
+/** read(2): what has arrived, up to n bytes; 0 at the end; -1 with errno
+ *  (EINTR when cli_os_wake_reader() interrupted it). */
+long cli_os_read(int fd, void *buf, size_t n);
+
+void cli_os_close(int fd);
+
+/** End the process as a program killed by SIGPIPE ends (exit status 141 in
+ *  a shell), the way coreutils leave a pipeline whose reader has gone;
+ *  exit status 1 where there is no SIGPIPE. */
+void cli_os_exit_broken_pipe(void) __attribute__((noreturn));
 
 /** Non-zero when stderr is a terminal (the progress bar's default). */
 int cli_os_stderr_is_terminal(void);

@@ -11,13 +11,17 @@
 
 #include <apr_strings.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 static pthread_t reader_thread;
+static int have_reader;
 static void (*interrupt_cb)(void);
 
 static void wake_reader(int sig)
@@ -47,13 +51,15 @@ apr_status_t cli_os_watch_interrupts(void (*on_interrupt)(void))
     sa.sa_handler = wake_reader;    /* no SA_RESTART: reads return EINTR */
     sigaction(SIGUSR1, &sa, NULL);
     reader_thread = pthread_self();
+    have_reader = 1;
     /* Before the workers exist, so they inherit the blocked SIGINT. */
     return pp__sigwatch_start(sigs, 1, on_signal, NULL);
 }
 
 void cli_os_wake_reader(void)
 {
-    pthread_kill(reader_thread, SIGUSR1);
+    if (have_reader)
+        pthread_kill(reader_thread, SIGUSR1);
 }
 
 const char *cli_os_self_path(apr_pool_t *p)
@@ -68,6 +74,39 @@ const char *cli_os_self_path(apr_pool_t *p)
     (void)p;
 #endif
     return NULL;
+}
+
+int cli_os_open_read(const char *path)
+{
+    int fd;
+
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    return fd;
+}
+
+long cli_os_read(int fd, void *buf, size_t n)
+{
+    return (long)read(fd, buf, n);
+}
+
+void cli_os_close(int fd)
+{
+    close(fd);
+}
+
+void cli_os_exit_broken_pipe(void)
+{
+    sigset_t set;
+
+    fflush(stderr);
+    signal(SIGPIPE, SIG_DFL);
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(SIGPIPE);
+    _exit(128 + SIGPIPE);    /* not reached unless SIGPIPE could not kill */
 }
 
 int cli_os_stderr_is_terminal(void)

@@ -2,7 +2,7 @@
 /*
  * Windows side of cli_os.h. The console runs a control handler in a thread
  * of its own, which is where the callback runs; CancelSynchronousIo makes
- * the reader's blocked ReadFile (under fgets) fail.
+ * the reader's blocked ReadFile (under _read) fail.
  */
 #include "config.h"
 #include "cli_os.h"
@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <io.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 static HANDLE reader_thread;
@@ -30,6 +31,7 @@ void cli_os_init(void)
 {
     /* Result lines are data (hash lines compare byte for byte with
      * sha1sum's): no CR added on the way out. */
+    _setmode(_fileno(stdin), _O_BINARY);    /* records are bytes; CR LF is ours to handle */
     _setmode(_fileno(stdout), _O_BINARY);
     _setmode(_fileno(stderr), _O_BINARY);
 }
@@ -60,6 +62,28 @@ const char *cli_os_self_path(apr_pool_t *p)
     DWORD n = GetModuleFileNameA(NULL, exe, sizeof(exe));
 
     return n > 0 && n < sizeof(exe) ? apr_pstrmemdup(p, exe, n) : NULL;
+}
+
+int cli_os_open_read(const char *path)
+{
+    return _open(path, _O_RDONLY | _O_BINARY);
+}
+
+long cli_os_read(int fd, void *buf, size_t n)
+{
+    /* _read takes an unsigned int count. */
+    return _read(fd, buf, n > 0x40000000u ? 0x40000000u : (unsigned)n);
+}
+
+void cli_os_close(int fd)
+{
+    _close(fd);
+}
+
+void cli_os_exit_broken_pipe(void)
+{
+    fflush(stderr);
+    _exit(1);    /* no SIGPIPE: the plain failure status */
 }
 
 int cli_os_stderr_is_terminal(void)

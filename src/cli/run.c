@@ -9,12 +9,16 @@
  * under -k, a bounded reorder window) memory stays flat however long the
  * input. The registry outlives the pool here, so plugin code stays mapped.
  *
- * Ctrl-C: the first stops the input (interrupting a blocked read) and
- * drains what is queued; the second cancels what is queued.
+ * Nothing is lost without a word: a record the grammar refuses (a NUL in a
+ * line, one longer than CLI_RECORD_MAX, an unknown type) is an input error
+ * naming its line; a failed write to stdout stops the run and is reported
+ * (a reader that went away ends it as SIGPIPE ends coreutils); Ctrl-C says
+ * what each press does.
  */
 #include "config.h"
 #include "cli.h"
 #include "cli_os.h"
+#include "records.h"
 #include "plugin/task_root.h"
 
 #include <apr_atomic.h>
@@ -31,6 +35,7 @@
 #include <string.h>
 
 #define WINDOW 4096    /* -k: tasks that may finish ahead of the oldest */
+#define MAX_REPORTED 20    /* --check: bad lines named before "and N more" */
 
 typedef struct run_state run_state;
 
@@ -40,7 +45,7 @@ typedef struct cli_task {
     void                 *arg;
     apr_pool_t           *p;       /* argument, text, lines; gone when printed */
     apr_uint64_t          index;
-    const char           *text;    /* "TYPE ARG", for messages */
+    const char           *text;    /* "TYPE ARG", escaped, for messages */
     apr_array_header_t   *lines;
     apr_status_t          status;
     int                   ran;
@@ -58,24 +63,73 @@ struct run_state {
     apr_uint64_t        next_print;
     apr_uint64_t        submitted, done, failed, cancelled;
     int                 progress, progress_shown, input_done;
+    int                 write_errno;    /* the first failed write to stdout */
     apr_time_t          start;
     volatile apr_uint32_t finished;  /* stops the progress thread */
 };
 
 static _Thread_local cli_task *current;
 
-/* ------------------------------------------------------------ Ctrl-C */
+/* ------------------------------------------------------------ stopping */
 
-static volatile apr_uint32_t interrupts;
-static pp_pool_t *volatile cancel_target;
+/* Ctrl-C presses, and whether the input must stop (Ctrl-C, or stdout is
+ * gone); both read by the reader between records and when a read is
+ * interrupted. */
+static volatile apr_uint32_t interrupts, stop_input;
+static volatile apr_uint32_t cancel_sent;
+static run_state *volatile interrupt_target;
+
+static void print_summary(run_state *st, int json, int rc);
+static int summary_json, summary_quiet;
+
+/* Cancel what is queued and ask the running tasks to stop, once. Never
+ * called with st->lock held: a cancel releases the dropped tasks, whose
+ * release hook takes it. */
+static void cancel_run(run_state *st)
+{
+    if (apr_atomic_cas32(&cancel_sent, 1, 0) == 0)
+        pp_pool_shutdown(st->pool, PP_CANCEL, 0);
+}
 
 /* Runs in the OS's interrupt thread (cli_os.h), not in a signal handler. */
 static void on_interrupt(void)
 {
-    if (apr_atomic_inc32(&interrupts) == 0)
+    run_state *st = interrupt_target;
+    apr_uint32_t n = apr_atomic_inc32(&interrupts) + 1;
+    pp_stats_t ps;
+
+    apr_atomic_set32(&stop_input, 1);
+    if (!st)
+        return;
+    pp_pool_stats(st->pool, &ps);
+    if (n == 1) {
         cli_os_wake_reader();
-    else if (cancel_target)
-        pp_pool_shutdown(cancel_target, PP_CANCEL, 0);
+        cli_error("Ctrl-C: input stopped, draining %" APR_UINT64_T_FMT " queued and %"
+                  APR_UINT64_T_FMT " running tasks; Ctrl-C again to cancel them",
+                  ps.queued, ps.running);
+    }
+    else if (n == 2) {
+        cli_error("Ctrl-C: cancelling %" APR_UINT64_T_FMT " queued tasks, asking %"
+                  APR_UINT64_T_FMT " running ones to stop; Ctrl-C again to quit at once",
+                  ps.queued, ps.running);
+        cancel_run(st);
+    }
+    else {
+        /* A task that does not hear the cancel would hold the process for
+         * ever: give the user the process back. Results held by -k and
+         * not yet printed are lost; printed ones are flushed when the lock
+         * can be had (a worker blocked writing may hold it). */
+        int locked = apr_thread_mutex_trylock(st->lock) == APR_SUCCESS;
+
+        cli_error("Ctrl-C: quitting now; %" APR_UINT64_T_FMT " tasks still running",
+                  ps.running);
+        if (locked)
+            fflush(stdout);
+        if (!summary_quiet)
+            print_summary(st, summary_json, CLI_INTERRUPTED);
+        fflush(stderr);
+        _Exit(CLI_INTERRUPTED);
+    }
 }
 
 /* ------------------------------------------------------------ output */
@@ -86,6 +140,38 @@ static void clear_progress(run_state *st)
         fputs("\r\033[K", stderr);
         st->progress_shown = 0;
     }
+}
+
+/* text as it can be shown on a terminal: control bytes as C escapes
+ * (\n, \t, \r, \xHH), a backslash doubled; other bytes as they are. */
+static const char *escaped(const char *text, apr_size_t len, apr_pool_t *p)
+{
+    static const char hex[] = "0123456789abcdef";
+    char *out = apr_palloc(p, 4 * len + 1), *o = out;
+    apr_size_t i;
+
+    for (i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '\\') {
+            *o++ = '\\';
+            *o++ = '\\';
+        }
+        else if (c == '\n' || c == '\t' || c == '\r') {
+            *o++ = '\\';
+            *o++ = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        }
+        else if (c < 0x20 || c == 0x7f) {
+            *o++ = '\\';
+            *o++ = 'x';
+            *o++ = hex[c >> 4];
+            *o++ = hex[c & 15];
+        }
+        else {
+            *o++ = (char)c;
+        }
+    }
+    *o = '\0';
+    return out;
 }
 
 static int input_error(run_state *st, const char *fmt, ...)
@@ -148,18 +234,34 @@ static void *APR_THREAD_FUNC progress_main(apr_thread_t *thread, void *data)
     return NULL;
 }
 
-/* Called with st->lock held: print a finished task whole, then let go. */
+/* Called with st->lock held: the first failed write stops the run. */
+static void write_failed(run_state *st)
+{
+    if (st->write_errno)
+        return;
+    st->write_errno = errno ? errno : EIO;
+    apr_atomic_set32(&stop_input, 1);
+    cli_os_wake_reader();
+}
+
+/* Called with st->lock held: print a finished task whole, then let go.
+ * Once a write has failed nothing more is written. */
 static void print_task(run_state *st, cli_task *t)
 {
-    int i;
+    int i, failed = 0;
 
     clear_progress(st);
-    for (i = 0; i < t->lines->nelts; i++) {
-        fputs(APR_ARRAY_IDX(t->lines, i, const char *), stdout);
-        fputc('\n', stdout);
+    for (i = 0; i < t->lines->nelts && !st->write_errno && !failed; i++) {
+        const char *line = APR_ARRAY_IDX(t->lines, i, const char *);
+        errno = 0;
+        failed = fputs(line, stdout) == EOF || putc('\n', stdout) == EOF;
     }
-    if (t->lines->nelts)
-        fflush(stdout);
+    if (t->lines->nelts && !st->write_errno && !failed) {
+        errno = 0;
+        failed = fflush(stdout) != 0;
+    }
+    if (failed)
+        write_failed(st);
     apr_pool_destroy(t->p);
 }
 
@@ -190,6 +292,7 @@ static void task_release(void *arg)
 {
     cli_task *t = arg;
     run_state *st = t->st;
+    int cancel;
     char msg[256];
 
     current = NULL;
@@ -198,6 +301,12 @@ static void task_release(void *arg)
     apr_thread_mutex_lock(st->lock);
     if (!t->ran) {
         st->cancelled++;
+    }
+    else if (t->status == PP_ECANCELLED && apr_atomic_read32(&cancel_sent)) {
+        /* It heard the cancel and stopped: that is what was asked. */
+        st->cancelled++;
+        clear_progress(st);
+        cli_error("%s: cancelled while running", t->text);
     }
     else if (t->status != APR_SUCCESS) {
         st->failed++;
@@ -221,47 +330,64 @@ static void task_release(void *arg)
         }
         apr_thread_cond_signal(st->window);
     }
+    cancel = st->write_errno != 0;
     apr_thread_mutex_unlock(st->lock);
+    if (cancel)
+        cancel_run(st);
 }
 
-/* Parse and queue one task. 0, or CLI_USAGE after saying why. */
-static int submit(run_state *st, const pp_registry_t *reg, const char *type_name,
-                  const char *arg, const char *where)
+/* Make a task of TYPE ARG, not yet queued: 0, or CLI_USAGE after saying
+ * why. where prefixes the messages ("line 3: "). */
+static int prepare(cli_task **out, run_state *st, const pp_registry_t *reg,
+                   const char *type_name, const char *arg, apr_size_t arglen, const char *where)
 {
     const pp_task_type_t *type = pp_registry_find(reg, type_name);
-    pp_task_t task;
     cli_task *t;
     apr_pool_t *p;
     apr_status_t rv;
     char msg[256];
 
-    if (!type) {
-        const pp_task_type_t *guess = pp_registry_suggest(reg, type_name);
-        if (guess)
-            return input_error(st, "%sunknown task type '%s' (did you mean '%s'?)", where,
-                               type_name, guess->name);
-        return input_error(st, "%sunknown task type '%s' (parkpool plugins lists them)", where,
-                           type_name);
-    }
+    *out = NULL;
     rv = apr_pool_create(&p, st->task_root);
     if (rv != APR_SUCCESS)
-        return input_error(st, "%scannot queue %s: %s", where, type_name,
+        return input_error(st, "%scannot make room for a task: %s", where,
                            pp_strerror(rv, msg, sizeof(msg)));
+    if (!type) {
+        const pp_task_type_t *guess = pp_registry_suggest(reg, type_name);
+        const char *name = escaped(type_name, strlen(type_name), p);
+        if (guess)
+            input_error(st, "%sunknown task type '%s' (did you mean '%s'?)", where, name,
+                        guess->name);
+        else
+            input_error(st, "%sunknown task type '%s' (parkpool plugins lists them)", where,
+                        name);
+        apr_pool_destroy(p);
+        return CLI_USAGE;
+    }
     t = apr_pcalloc(p, sizeof(*t));
     t->st = st;
     t->type = type;
     t->p = p;
-    t->text = apr_pstrcat(p, type_name, " ", arg, NULL);
+    t->text = apr_pstrcat(p, type->name, " ", escaped(arg, arglen, p), NULL);
     t->lines = apr_array_make(p, 1, sizeof(const char *));
     rv = type->parse ? type->parse(&t->arg, arg, p) : APR_SUCCESS;
     if (!type->parse)
-        t->arg = apr_pstrdup(p, arg);
+        t->arg = apr_pstrmemdup(p, arg, arglen);
     if (rv != APR_SUCCESS) {
-        input_error(st, "%sbad argument for %s: '%s' (%s)", where, type_name, arg,
-                    pp_strerror(rv, msg, sizeof(msg)));
+        input_error(st, "%sbad argument for %s: '%s' (%s)", where, type->name,
+                    escaped(arg, arglen, p), pp_strerror(rv, msg, sizeof(msg)));
         apr_pool_destroy(p);
         return CLI_USAGE;
     }
+    *out = t;
+    return 0;
+}
+
+/* Queue a prepared task; a refused one (after a cancel) counts as cancelled. */
+static void queue(run_state *st, cli_task *t)
+{
+    pp_task_t task;
+
     apr_thread_mutex_lock(st->lock);
     t->index = st->submitted;
     while (st->keep_order && t->index - st->next_print >= WINDOW)
@@ -272,75 +398,139 @@ static int submit(run_state *st, const pp_registry_t *reg, const char *type_name
     task.fn = task_run;
     task.arg = t;
     task.release = task_release;
-    task.name = type->name;
-    rv = pp_submit_task(st->pool, &task, st->group, 0);
-    if (rv != APR_SUCCESS)
-        task_release(t);    /* refused after a cancel: counted as cancelled */
-    return 0;
+    task.name = t->type->name;
+    if (pp_submit_task(st->pool, &task, st->group, 0) != APR_SUCCESS)
+        task_release(t);
 }
 
-/* Reads one line of any length into *buf: 1, or 0 at the end of the input
- * or when interrupted, or -1 with errno when it cannot be read (a folder
- * opens on Linux and fails with EISDIR here; EIO; ENOMEM). */
-static int read_line(FILE *f, char **buf, size_t *cap)
-{
-    size_t len = 0;
+/* What the command line asked for. */
+typedef struct run_opts {
+    apr_array_header_t *dirs;        /* -P, in order */
+    const char         *file;        /* -f FILE, "-" for stdin, or NULL */
+    const char         *type;        /* --type: records are arguments only */
+    long                jobs;        /* -j, 0: one per CPU */
+    int                 keep_order, progress, json, quiet, check, sep;
+    const char *const  *words;       /* [TYPE] ARG... when no -f */
+    int                 nwords;
+} run_opts;
 
-    for (;;) {
-        if (len + 2 > *cap) {
-            size_t want = *cap ? *cap * 2 : 4096;
-            char *bigger = realloc(*buf, want);
-            if (!bigger) {
-                errno = ENOMEM;
-                return -1;
-            }
-            *buf = bigger;
-            *cap = want;
-        }
-        if (!fgets(*buf + len, (int)(*cap - len), f)) {
-            if (apr_atomic_read32(&interrupts))
-                return 0;
-            if (ferror(f)) {
-                if (errno == EINTR) {
-                    clearerr(f);
-                    continue;
-                }
-                return -1;
-            }
-            return len > 0;
-        }
-        len += strlen(*buf + len);
-        if (len && (*buf)[len - 1] == '\n')
-            return 1;
-    }
-}
+/* ------------------------------------------------------------ input */
 
-static int read_job_file(run_state *st, const pp_registry_t *reg, FILE *f, const char *file)
+/* One input record: TYPE ARG, or ARG alone with --type. */
+static int prepare_record(cli_task **t, run_state *st, const pp_registry_t *reg,
+                          const run_opts *o, char *rec, apr_size_t len, const char *where)
 {
-    char *buf = NULL, *type, *arg, where[64];
-    size_t cap = 0;
-    apr_uint64_t lineno = 0;
+    char *type, *arg;
     apr_status_t rv;
-    int rc = 0, got = 0;
 
-    while (rc == 0 && !apr_atomic_read32(&interrupts) && (got = read_line(f, &buf, &cap)) > 0) {
-        lineno++;
-        rv = pp_job_line_split(buf, &type, &arg);
-        if (rv == APR_EOF)
-            continue;
-        apr_snprintf(where, sizeof(where), "line %" APR_UINT64_T_FMT ": ", lineno);
-        if (rv != APR_SUCCESS) {
-            rc = input_error(st, "%sexpected 'TYPE ARG', got '%s'", where, type);
+    *t = NULL;
+    if (o->type)
+        return prepare(t, st, reg, o->type, rec, len, where);
+    rv = pp_job_record_split(rec, &type, &arg);
+    if (rv == APR_EOF)
+        return 0;
+    if (rv != APR_SUCCESS) {
+        apr_pool_t *tmp;
+        if (apr_pool_create(&tmp, st->task_root) != APR_SUCCESS)
+            return input_error(st, "%sexpected 'TYPE ARG'", where);
+        input_error(st, "%sexpected 'TYPE ARG', got '%s'", where, escaped(rec, len, tmp));
+        apr_pool_destroy(tmp);
+        return CLI_USAGE;
+    }
+    return prepare(t, st, reg, type, arg, len - (apr_size_t)(arg - rec), where);
+}
+
+/* Read the records of fd: each queued as it is read, or with --check all
+ * made first and queued only when every one is good. 0, or CLI_USAGE. */
+static int read_records(run_state *st, const pp_registry_t *reg, int fd, const char *file,
+                        const run_opts *o, apr_pool_t *p)
+{
+    apr_array_header_t *held = apr_array_make(p, o->check ? 1024 : 1, sizeof(cli_task *));
+    cli_records *r;
+    cli_rec_result got;
+    cli_task *t;
+    char *rec, where[64];
+    size_t len;
+    apr_uint64_t bad = 0;
+    apr_status_t rv;
+    int i, rc = 0;
+
+    rv = cli_records_open(&r, fd, o->sep, &stop_input, p);
+    if (rv != APR_SUCCESS)
+        return input_error(st, "run: cannot read %s: %s", file, pp_strerror(rv, where, sizeof(where)));
+    while (!apr_atomic_read32(&stop_input)) {
+        got = cli_records_next(r, &rec, &len);
+        if (got == CLI_REC_END)
+            break;
+        apr_snprintf(where, sizeof(where), "%s %" APR_UINT64_T_FMT ": ",
+                     o->sep ? "line" : "record", cli_records_count(r) + (got == CLI_REC_TOO_LONG));
+        if (got == CLI_REC_ERROR) {
+            rc = input_error(st, "run: cannot read job file %s after %s %" APR_UINT64_T_FMT ": %s", file,
+                             o->sep ? "line" : "record", cli_records_count(r), strerror(errno));
             break;
         }
-        rc = submit(st, reg, type, arg, where);
+        if (got == CLI_REC_TOO_LONG) {
+            rc = input_error(st, "%slonger than the maximum of %u MiB", where,
+                             (unsigned)(CLI_RECORD_MAX >> 20));
+            break;
+        }
+        if (got == CLI_REC_NUL)
+            rc = input_error(st, "%sa NUL byte in the line (records ending in NUL need -0)",
+                             where);
+        else
+            rc = prepare_record(&t, st, reg, o, rec, len, where);
+        if (rc != 0 && !o->check)
+            break;
+        if (rc != 0) {
+            if (++bad == MAX_REPORTED) {
+                input_error(st, "run: more bad lines follow; only the first %d are named",
+                            MAX_REPORTED);
+            }
+            continue;
+        }
+        if (t && o->check)
+            APR_ARRAY_PUSH(held, cli_task *) = t;
+        else if (t)
+            queue(st, t);
     }
-    /* Not the end of the jobs: what was read still runs, but the exit
-     * status says the input was cut short. */
-    if (got < 0 && rc == 0)
-        rc = input_error(st, "run: cannot read job file %s after line %" APR_UINT64_T_FMT
-                         ": %s", file, lineno, strerror(errno));
-    free(buf);
+    cli_records_close(r);
+    if (o->check && bad) {
+        input_error(st, "run: %" APR_UINT64_T_FMT " bad %s%s; --check runs nothing", bad,
+                    o->sep ? "line" : "record", bad == 1 ? "" : "s");
+        rc = CLI_USAGE;
+    }
+    for (i = 0; i < held->nelts; i++) {
+        t = APR_ARRAY_IDX(held, i, cli_task *);
+        if (rc == 0 && !apr_atomic_read32(&stop_input))
+            queue(st, t);
+        else
+            apr_pool_destroy(t->p);
+    }
+    return rc;
+}
+
+/* The words of the command line: TYPE ARG..., or ARG... with --type. */
+static int read_words(run_state *st, const pp_registry_t *reg, const run_opts *o,
+                      apr_pool_t *p)
+{
+    apr_array_header_t *held = apr_array_make(p, o->nwords, sizeof(cli_task *));
+    const char *type = o->type ? o->type : o->words[0];
+    cli_task *t;
+    int i, rc = 0;
+
+    /* Bad words are found before anything runs, as --check does for files. */
+    for (i = o->type ? 0 : 1; i < o->nwords && rc == 0; i++) {
+        rc = prepare(&t, st, reg, type, o->words[i], strlen(o->words[i]), "");
+        if (rc == 0)
+            APR_ARRAY_PUSH(held, cli_task *) = t;
+    }
+    for (i = 0; i < held->nelts; i++) {
+        t = APR_ARRAY_IDX(held, i, cli_task *);
+        if (rc == 0 && !apr_atomic_read32(&stop_input))
+            queue(st, t);
+        else
+            apr_pool_destroy(t->p);
+    }
     return rc;
 }
 
@@ -365,35 +555,90 @@ static void print_summary(run_state *st, int json, int rc)
                 st->done, st->failed, st->cancelled, secs, rate);
 }
 
-/* What the command line asked for. */
-typedef struct run_opts {
-    apr_array_header_t *dirs;        /* -P, in order */
-    const char         *file;        /* -f FILE, "-" for stdin, or NULL */
-    long                jobs;        /* -j, 0: one per CPU */
-    int                 keep_order, progress, json;
-    const char *const  *tasks;       /* TYPE ARG... when no -f */
-    int                 ntasks;
-} run_opts;
+enum {
+    OPT_PROGRESS = 256, OPT_NO_PROGRESS, OPT_JSON, OPT_CHECK
+};
+
+/* The options, with their help: "ARG\tline" when the option takes ARG. */
+static const apr_getopt_option_t run_options[] = {
+    { "type", 'T', 1, "TYPE\tevery record or word is one argument of TYPE" },
+    { "file", 'f', 1, "FILE\tread records from FILE ('-': standard input)" },
+    { "null", '0', 0, "\trecords end in NUL, not newline (find -print0)" },
+    { "check", OPT_CHECK, 0, "\tread and check all input first; run nothing if a record is bad" },
+    { "jobs", 'j', 1, "N\tN worker threads (default: one per CPU)" },
+    { "keep-order", 'k', 0, "\tprint results in input order" },
+    { "plugin-dir", 'P', 1, "DIR\tload plugins from DIR first (repeatable)" },
+    { "progress", OPT_PROGRESS, 0, "\tshow the progress bar (default: when stderr is a terminal)" },
+    { "no-progress", OPT_NO_PROGRESS, 0, "\tnever show it" },
+    { "json", OPT_JSON, 0, "\tprint the summary as JSON" },
+    { "quiet", 'q', 0, "\tno summary" },
+    { "help", 'h', 0, "\tthis help" },
+    { NULL, 0, 0, NULL }
+};
+
+static void run_help(void)
+{
+    const apr_getopt_option_t *o;
+
+    printf("usage: parkpool run [OPTION]... TYPE ARG...\n"
+           "       parkpool run [OPTION]... --type TYPE [ARG...]\n"
+           "       parkpool run [OPTION]... [--type TYPE] -f FILE|-\n"
+           "\n"
+           "Run tasks on a pool: TYPE once per ARG, or one 'TYPE ARG' record per line of\n"
+           "FILE (with --type, each line is one ARG). --type without ARG or -f reads\n"
+           "standard input.\n\n");
+    for (o = run_options; o->name; o++) {
+        const char *tab = strchr(o->description, '\t');
+        char head[64];
+        int arglen = (int)(tab - o->description);
+
+        if (o->optch < 256)
+            apr_snprintf(head, sizeof(head), "-%c, --%s%s%.*s", o->optch, o->name,
+                         arglen ? " " : "", arglen, o->description);
+        else
+            apr_snprintf(head, sizeof(head), "    --%s%s%.*s", o->name, arglen ? " " : "",
+                         arglen, o->description);
+        printf("  %-24s %s\n", head, tab + 1);
+    }
+    printf("\nExit status: 0 all tasks succeeded, 1 some failed or a write failed, 2 bad\n"
+           "usage or input, 130 interrupted. See parkpool(1).\n");
+}
+
+/* apr_getopt takes a lone "-" (standard input, by convention a word) for
+ * a bad option: it gets a stand-in, recognised by its address. */
+static const char dash[] = "-";
+
+static const char *const *hide_dashes(int argc, const char *const *argv, apr_pool_t *p)
+{
+    const char **copy = apr_pmemdup(p, argv, (apr_size_t)(argc + 1) * sizeof(*argv));
+    static const char stand_in[] = "\x1f";
+    int i;
+
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "-") == 0)
+            copy[i] = stand_in;
+    return copy;
+}
+
+static const char *shown(const char *word)
+{
+    return word[0] == '\x1f' && word[1] == '\0' ? dash : word;
+}
 
 /* Parse the command line into o: -1 to go on, else the exit status. */
 static int parse_options(run_opts *o, int argc, const char *const *argv, apr_pool_t *p)
 {
-    enum { OPT_PROGRESS = 256, OPT_NO_PROGRESS, OPT_JSON };
-    static const apr_getopt_option_t opts[] = {
-        { "plugin-dir", 'P', 1, "" }, { "jobs", 'j', 1, "" }, { "keep-order", 'k', 0, "" },
-        { "file", 'f', 1, "" }, { "progress", OPT_PROGRESS, 0, "" },
-        { "no-progress", OPT_NO_PROGRESS, 0, "" }, { "json", OPT_JSON, 0, "" },
-        { "help", 'h', 0, "" }, { NULL, 0, 0, NULL }
-    };
-    const char *optval;
+    const char *optval, **words;
     apr_getopt_t *os;
     apr_status_t rv;
     char *end;
-    int opt;
+    int opt, i;
 
     memset(o, 0, sizeof(*o));
     o->dirs = apr_array_make(p, 4, sizeof(const char *));
     o->progress = cli_os_stderr_is_terminal();
+    o->sep = '\n';
+    argv = hide_dashes(argc, argv, p);
     rv = apr_getopt_init(&os, p, argc, argv);
     if (rv != APR_SUCCESS) {
         cli_error("run: cannot read the options");
@@ -401,7 +646,7 @@ static int parse_options(run_opts *o, int argc, const char *const *argv, apr_poo
     }
     os->errfn = NULL;
     os->interleave = 1;    /* options may follow the tasks; "--" ends them */
-    while ((rv = apr_getopt_long(os, opts, &opt, &optval)) == APR_SUCCESS) {
+    while ((rv = apr_getopt_long(os, run_options, &opt, &optval)) == APR_SUCCESS) {
         switch (opt) {
         case 'P': APR_ARRAY_PUSH(o->dirs, const char *) = optval; break;
         case 'j':
@@ -412,40 +657,57 @@ static int parse_options(run_opts *o, int argc, const char *const *argv, apr_poo
             }
             break;
         case 'k': o->keep_order = 1; break;
-        case 'f': o->file = optval; break;
+        case 'f': o->file = shown(optval); break;
+        case 'T': o->type = optval; break;
+        case '0': o->sep = '\0'; break;
+        case 'q': o->quiet = 1; break;
+        case OPT_CHECK: o->check = 1; break;
         case OPT_PROGRESS: o->progress = 1; break;
         case OPT_NO_PROGRESS: o->progress = 0; break;
         case OPT_JSON: o->json = 1; break;
         default:
-            printf("usage: parkpool run [-P DIR]... [-j N] [-k] [-f FILE|-] "
-                   "[--progress|--no-progress] [--json] [TYPE ARG...]\n");
+            run_help();
             return CLI_OK;
         }
     }
     if (rv != APR_EOF) {
-        cli_error("run: bad option (see parkpool run --help)");
+        /* apr_getopt leaves the offending word at ind - 1 (or at ind when
+         * a missing value ran off the end). */
+        const char *word = os->ind > 0 && os->ind <= argc ? argv[os->ind - 1] : "?";
+        cli_error(rv == APR_BADARG ? "run: option '%s' needs a value (see parkpool run --help)"
+                                   : "run: unknown option '%s' (see parkpool run --help)",
+                  word);
         return CLI_USAGE;
     }
-    if (o->file ? os->ind < argc : os->ind + 1 >= argc) {
-        cli_error(o->file ? "run: give tasks with -f or on the command line, not both"
-                          : "run: no tasks: give TYPE ARG... or -f FILE");
+    o->nwords = argc - os->ind;
+    words = apr_palloc(p, (apr_size_t)(o->nwords + 1) * sizeof(*words));
+    for (i = 0; i < o->nwords; i++)    /* apr_getopt permuted its own copy */
+        words[i] = shown(os->argv[os->ind + i]);
+    o->words = words;
+    if (o->file && o->nwords > 0) {
+        cli_error("run: give tasks with -f or on the command line, not both");
         return CLI_USAGE;
     }
-    /* os->argv: apr_getopt permuted its own copy of argv. */
-    o->tasks = os->argv + os->ind;
-    o->ntasks = argc - os->ind;
+    if (!o->file && !o->type && o->nwords < 2) {
+        cli_error("run: no tasks: give TYPE ARG..., --type TYPE or -f FILE");
+        return CLI_USAGE;
+    }
+    if (!o->file && o->type && o->nwords == 0)
+        o->file = "-";    /* as xargs: arguments from standard input */
+    if (!o->file && (o->check || o->sep == '\0'))
+        cli_error("run: warning: --check and -0 apply to -f input only");
     return -1;
 }
 
-/* The job file, or NULL when the tasks are on the command line: 0, or the
- * exit status after saying why. */
-static int open_input(FILE **in, const run_opts *o)
+/* The input's file descriptor, or -1 when the tasks are on the command
+ * line: 0, or the exit status after saying why. */
+static int open_input(int *fd, const run_opts *o)
 {
-    *in = NULL;
+    *fd = -1;
     if (!o->file)
         return 0;
-    *in = strcmp(o->file, "-") ? fopen(o->file, "r") : stdin;
-    if (!*in) {
+    *fd = strcmp(o->file, "-") ? cli_os_open_read(o->file) : 0;
+    if (*fd < 0) {
         cli_error("run: cannot read job file %s: %s", o->file, strerror(errno));
         return CLI_USAGE;
     }
@@ -481,7 +743,9 @@ static apr_status_t start_run(run_state *st, apr_thread_t **progress_thread, con
         rv = pp_group_create(&st->group, p);
     if (rv != APR_SUCCESS)
         return rv;
-    cancel_target = st->pool;
+    summary_json = o->json;
+    summary_quiet = o->quiet;
+    interrupt_target = st;
     st->start = apr_time_now();
     /* A run without its progress bar is still a run: go on without it. */
     if (o->progress
@@ -492,20 +756,20 @@ static apr_status_t start_run(run_state *st, apr_thread_t **progress_thread, con
     return APR_SUCCESS;
 }
 
-/* Queue every task, from the job file or the command line; 0, or
- * CLI_USAGE when the input was bad. */
-static int feed(run_state *st, const pp_registry_t *reg, FILE *in, const run_opts *o)
+/* Queue every task, from the input or the command line; 0, or CLI_USAGE
+ * when the input was bad. */
+static int feed(run_state *st, const pp_registry_t *reg, int fd, const run_opts *o,
+                apr_pool_t *p)
 {
-    int rc = 0, i;
+    int rc;
 
-    if (in) {
-        rc = read_job_file(st, reg, in, in == stdin ? "(standard input)" : o->file);
-        if (in != stdin)
-            fclose(in);
+    if (fd >= 0) {
+        rc = read_records(st, reg, fd, fd == 0 ? "standard input" : o->file, o, p);
+        if (fd != 0)
+            cli_os_close(fd);
     }
     else {
-        for (i = 1; i < o->ntasks && rc == 0 && !apr_atomic_read32(&interrupts); i++)
-            rc = submit(st, reg, o->tasks[0], o->tasks[i], "");
+        rc = read_words(st, reg, o, p);
     }
     apr_thread_mutex_lock(st->lock);
     st->input_done = 1;
@@ -513,26 +777,45 @@ static int feed(run_state *st, const pp_registry_t *reg, FILE *in, const run_opt
     return rc;
 }
 
-/* Drain (a second Ctrl-C makes the watcher cancel instead), stop the
- * progress bar, print the summary; the exit status. */
+/* Wait for the tasks (Ctrl-C or a failed write may cancel them meanwhile),
+ * stop the progress bar, report; the exit status. */
 static int finish_run(run_state *st, apr_thread_t *progress_thread, const run_opts *o, int rc)
 {
+    int write_errno;
+
     pp_group_wait(st->group, -1);
-    pp_pool_shutdown(st->pool, apr_atomic_read32(&interrupts) > 1 ? PP_CANCEL : PP_DRAIN, -1);
-    cancel_target = NULL;
+    pp_pool_shutdown(st->pool, PP_DRAIN, -1);
+    interrupt_target = NULL;
     apr_atomic_set32(&st->finished, 1);
     if (progress_thread) {
         apr_status_t ignored;
         apr_thread_join(&ignored, progress_thread);
     }
     apr_thread_mutex_lock(st->lock);
+    if (!st->write_errno) {
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout))
+            st->write_errno = errno ? errno : EIO;
+    }
+    write_errno = st->write_errno;
+    if (write_errno == EPIPE) {
+        /* The reader is gone: end as coreutils do in a pipeline, quietly. */
+        apr_thread_mutex_unlock(st->lock);
+        cli_os_exit_broken_pipe();
+    }
+    if (write_errno) {
+        clear_progress(st);
+        cli_error("write error: %s", strerror(write_errno));
+    }
     if (apr_atomic_read32(&interrupts))
         rc = CLI_INTERRUPTED;
+    else if (write_errno)
+        rc = CLI_FAILED;
     else if (rc == 0 && st->failed)
         rc = CLI_FAILED;
-    print_summary(st, o->json, rc);
+    if (!o->quiet)
+        print_summary(st, o->json, rc);
     apr_thread_mutex_unlock(st->lock);
-    fflush(stdout);
     pp_pool_destroy(st->pool);
     return rc;
 }
@@ -543,17 +826,23 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
     apr_thread_t *progress_thread;
     pp_registry_t *reg;
     run_opts o;
-    FILE *in;
     apr_status_t rv;
     char msg[256];
-    int rc;
+    int rc, fd;
 
-    if ((rc = parse_options(&o, argc, argv, p)) >= 0 || (rc = open_input(&in, &o)) != 0)
+    if ((rc = parse_options(&o, argc, argv, p)) >= 0 || (rc = open_input(&fd, &o)) != 0)
         return rc;
     rv = cli_load_plugins(&reg, o.dirs, argv[0], p);
     if (rv != APR_SUCCESS) {
         cli_error("run: cannot make the task registry: %s", pp_strerror(rv, msg, sizeof(msg)));
         return CLI_FAILED;
+    }
+    if (o.type && !pp_registry_find(reg, o.type)) {
+        const pp_task_type_t *guess = pp_registry_suggest(reg, o.type);
+        cli_error("run: unknown task type '%s'%s%s%s", escaped(o.type, strlen(o.type), p),
+                  guess ? " (did you mean '" : " (parkpool plugins lists them)",
+                  guess ? guess->name : "", guess ? "'?)" : "");
+        return CLI_USAGE;
     }
     rv = cli_os_watch_interrupts(on_interrupt);
     if (rv != APR_SUCCESS)
@@ -563,6 +852,6 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
         cli_error("run: cannot start the pool: %s", pp_strerror(rv, msg, sizeof(msg)));
         return CLI_FAILED;
     }
-    rc = feed(st, reg, in, &o);
+    rc = feed(st, reg, fd, &o, p);
     return finish_run(st, progress_thread, &o, rc);
 }

@@ -8,13 +8,14 @@ static const char *const messages[PP_END_ERROR - PP_START_ERROR] = {
     NULL,
     "the pool is shutting down and accepts no more tasks",
     "the task queue is full",
-    "the task was cancelled before it ran",
+    "the task was cancelled",
     "no task type of that name is registered",
     "a task type of that name is already registered",
     "not a parkpool plugin",
     "the plugin was built for an incompatible parkpool ABI",
     "the task's deadline passed before it started",
     "the task ended its worker thread (pthread_exit or the like)",
+    "computed checksum did NOT match",
 };
 
 const char *pp_strerror(apr_status_t status, char *buf, apr_size_t bufsize)

@@ -387,15 +387,33 @@ static void test_job_line_split(void)
     char *t, *a;
 
     expect_split("hash.sha1 /etc/passwd", APR_SUCCESS, "hash.sha1", "/etc/passwd");
-    expect_split("  \texec.sh \t echo a  b \r\n", APR_SUCCESS, "exec.sh", "echo a  b ");
+    /* One separator: the argument keeps its own leading and trailing blanks. */
+    expect_split("  \texec.sh \t echo a  b \r\n", APR_SUCCESS, "exec.sh", "\t echo a  b ");
+    expect_split("hash.sha1  lead", APR_SUCCESS, "hash.sha1", " lead");
+    expect_split("hash.sha1\ttab", APR_SUCCESS, "hash.sha1", "tab");
     expect_split("demo.echo ", APR_SUCCESS, "demo.echo", "");
     expect_split("demo.echo", APR_EINVAL, "demo.echo", NULL);
     expect_split("demo.echo\r\n", APR_EINVAL, "demo.echo", NULL);
+    /* Only the line's own ending goes: one LF, one CR before it. */
+    expect_split("demo.echo a\r\r\n", APR_SUCCESS, "demo.echo", "a\r");
+    expect_split("demo.echo a\n\n", APR_SUCCESS, "demo.echo", "a\n");
+    expect_split("demo.echo a\r", APR_SUCCESS, "demo.echo", "a\r");
     expect_split("", APR_EOF, NULL, NULL);
     expect_split(" \t\r\n", APR_EOF, NULL, NULL);
     expect_split("  # demo.echo x", APR_EOF, NULL, NULL);
     expect_split("demo.echo #x", APR_SUCCESS, "demo.echo", "#x");
     T_STATUS(pp_job_line_split(NULL, &t, &a), APR_EINVAL);
+}
+
+/* pp_job_record_split: a NUL-separated record keeps its newlines. */
+static void test_job_record_split(void)
+{
+    char rec[] = "hash.sha1 name\nwith newline\n", *t, *a;
+
+    T_OK(pp_job_record_split(rec, &t, &a));
+    CU_ASSERT_STRING_EQUAL(t, "hash.sha1");
+    CU_ASSERT_STRING_EQUAL(a, "name\nwith newline\n");
+    T_STATUS(pp_job_record_split(NULL, &t, &a), APR_EINVAL);
 }
 
 void t_register_plugin(void)
@@ -410,4 +428,5 @@ void t_register_plugin(void)
     CU_add_test(s, "unload waits for a running plugin task", test_unload_waits_for_running_task);
     CU_add_test(s, "cancelled plugin tasks are released", test_cancelled_plugin_tasks_release);
     CU_add_test(s, "job lines: TYPE ARG, blanks, comments", test_job_line_split);
+    CU_add_test(s, "job records keep their newlines", test_job_record_split);
 }

@@ -4,7 +4,7 @@
  * `parkpool run` reads from files and parkpoold from its clients. Besides
  * the sanitizers' checks, it asserts what the callers rely on: type and
  * arg point into the line, type is a non-empty run of non-blanks, arg
- * starts past the blanks, and a comment or blank line gives APR_EOF.
+ * starts one byte past it, and a comment or blank line gives APR_EOF.
  */
 #include "config.h"
 #include "parkpool/plugin.h"
@@ -31,8 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         assert(*type && *type != ' ' && *type != '\t' && *type != '#');
         assert(!strpbrk(type, " \t"));
         if (rv == APR_SUCCESS) {
-            assert(arg && arg > type && arg <= line + size);
-            assert(*arg != ' ' && *arg != '\t');
+            assert(arg && arg == type + strlen(type) + 1 && arg <= line + size);
         }
         else {
             assert(!arg);

@@ -16,7 +16,7 @@ for want in pp_pool_create pp_submit pp_submit_ex pp_pool_shutdown pp_pool_stats
             pp_task_cancelled pp_task_worker pp_task_emit pp_strerror pp_config_init \
             pp_registry_create pp_registry_add pp_registry_load pp_registry_load_dir \
             pp_registry_find pp_submit_typed pp_submit_named pp_submit_batch \
-            pp_job_line_split; do
+            pp_job_line_split pp_job_record_split; do
     printf '%s\n' "$syms" | grep -qx "$want" || { echo "abi: $want not exported"; status=1; }
 done
 # Built with PP_UNTESTABLE: no fault point or other test control is left

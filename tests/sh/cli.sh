@@ -1,19 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Shell tests of the parkpool tool, run by make check from the build tree
-# (so the bundled plugins are found without -P). tools/win32/cross-build.sh runs
-# them under wine too: PP_CLI names the program, PP_WRAP the wrapper that
-# runs it, PP_WINDOWS=1 leaves out what only POSIX has (ptys, ulimit).
-set -u
-ppbin="${PP_CLI:-${top_builddir:-.}/parkpool}"
-windows="${PP_WINDOWS:-0}"
-if [ "$windows" = 1 ]; then dso=.dll sep=';'; else dso=.so sep=:; fi
-pp() { ${PP_WRAP:-} "$ppbin" "$@"; }
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT INT TERM
-
-. "${top_srcdir:-$(dirname "$0")/../..}/tests/support/testlib.sh"
-json_field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1" | tail -n 1; }
+# Shell tests of the parkpool tool: the commands, plugins, exit statuses,
+# Ctrl-C, the progress bar, bench, streaming (tests/support/clienv.sh says
+# how they run; run.sh and hash.sh test the input, the output and hashing).
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/support/clienv.sh"
 
 # --- hash.sha1 over a tree of 2,000 files is exactly what sha1sum prints
 mkdir -p "$work/tree"
@@ -114,12 +104,53 @@ wait $pid
 check "two SIGINTs exit 130" "$?" 130
 done2=$(json_field "$work/int2" done)
 cancelled2=$(json_field "$work/int2" cancelled)
-failed2=$(json_field "$work/int2" failed)    # running sleeps stop early, cancelled
-if [ "${cancelled2:-0}" -gt 0 ] && [ $((done2 + failed2 + cancelled2)) -eq 41 ]; then
-    ok "two SIGINTs cancel the queue ($done2 done, $failed2 stopped, $cancelled2 cancelled)"
+failed2=$(json_field "$work/int2" failed)
+# Running sleeps that stop early count as cancelled, each reported once.
+if [ "${cancelled2:-0}" -gt 0 ] && [ "$failed2" = 0 ] && [ $((done2 + cancelled2)) -eq 41 ]; then
+    ok "two SIGINTs cancel the queue ($done2 done, $cancelled2 cancelled)"
 else
     bad "two SIGINTs: done=$done2 failed=$failed2 cancelled=$cancelled2"
 fi
+contains "$work/int2" "Ctrl-C: input stopped, draining" "the first Ctrl-C says what it does"
+contains "$work/int2" "Ctrl-C: cancelling" "the second Ctrl-C says what it does"
+grep -q "cancelled before it ran" "$work/int2" && bad "running tasks reported as never run" \
+    || ok "no running task reported as never run"
+running=$(grep -c "demo.sleep 150: cancelled while running" "$work/int2")
+if [ "$running" -le 2 ]; then ok "each stopped task reported once ($running)"; else bad "$running reports for 2 workers"; fi
+
+# A task that hears the cancel (hashing an endless file) stops, reported
+# once as cancelled; one that does not (demo.spin) is left behind by the
+# third Ctrl-C, which ends the process at once with the summary so far.
+# sigint_until FILE TEXT PID: send SIGINT until TEXT is in FILE (20 s at most).
+sigint_until() {
+    n=0
+    while ! grep -q "$2" "$1" 2>/dev/null && [ $n -lt 100 ]; do
+        kill -INT "$3" 2>/dev/null; sleep 0.2; n=$((n + 1))
+    done
+}
+if [ -r /dev/zero ] && [ "$windows" != 1 ]; then
+    printf 'demo.echo ready\nhash.sha1 /dev/zero\n' > "$work/zero"
+    ${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/zero" > "$work/out3" 2> "$work/int3" &
+    pid=$!
+    ready "$work/out3"
+    sigint_until "$work/int3" "draining" $pid
+    sigint_until "$work/int3" "cancelling" $pid
+    wait $pid
+    check "hashing /dev/zero stops at the second Ctrl-C" "$?" 130
+    contains "$work/int3" "hash.sha1 /dev/zero: cancelled while running" "the stopped hash is reported as cancelled"
+    check "the stopped hash counts as cancelled" "$(json_field "$work/int3" cancelled)" 1
+fi
+printf 'demo.echo ready\ndemo.spin 120000000\n' > "$work/spin"
+${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/spin" > "$work/out4" 2> "$work/int4" &
+pid=$!
+ready "$work/out4"
+sigint_until "$work/int4" "draining" $pid
+sigint_until "$work/int4" "cancelling" $pid
+sigint_until "$work/int4" "quitting now" $pid
+wait $pid
+check "the third Ctrl-C ends a run whose task ignores the cancel" "$?" 130
+contains "$work/int4" "Ctrl-C: quitting now; 1 tasks still running" "the third Ctrl-C says what it does"
+check "the third Ctrl-C prints the summary so far" "$(json_field "$work/int4" done)" 1
 
 # --- the progress bar: on a pseudo-terminal, never in a pipe
 if [ "$windows" = 1 ]; then

@@ -6,16 +6,18 @@
 #   tools/win32/cross-build.sh [WORKDIR]        (default: ./build-win32)
 #
 # 1. installs what is missing: gcc-mingw-w64-x86-64, wine, cmake, ...
-# 2. fetches APR, APR-util, expat and CUnit sources from Debian's archive
+# 2. fetches APR, APR-util, expat, CUnit and OpenSSL sources from Debian's archive
 #    (apt-get source; a deb-src entry for the configured suites is added
 #    if there is none),
 # 3. cross-builds them into WORKDIR/prefix (APR and APR-util with their
 #    CMake builds and the patches beside this script; expat with CMake;
-#    CUnit with its own configure), once: later runs reuse them,
+#    CUnit with its own configure; OpenSSL's libcrypto, static, with its
+#    own Configure), once: later runs reuse them,
 # 4. configures parkpool with --host=x86_64-w64-mingw32 (win32 park
 #    backend), builds the DLL, the static library, parkpool.exe, the
 #    bundled plugins as DLLs, the test plugins, pp_unit.exe and pp_api.exe,
-# 5. runs pp_unit.exe and pp_api.exe (every suite), tests/sh/cli.sh and examples/service/win32/test.sh
+# 5. runs pp_unit.exe and pp_api.exe (every suite), tests/sh/cli.sh, run.sh,
+#    hash.sh and examples/service/win32/test.sh
 #    (the service example under wine's service manager) under wine, and
 #    fails unless every test passed.
 #
@@ -48,7 +50,7 @@ fi
 # ------------------------------------------------------------ 2. sources
 mkdir -p "$src" "$prefix/lib/pkgconfig"
 if ! ls "$src"/apr_*.orig.tar.* "$src"/apr-util_*.orig.tar.* "$src"/cunit_*.orig.tar.* \
-        "$src"/expat_*.orig.tar.* >/dev/null 2>&1; then
+        "$src"/expat_*.orig.tar.* "$src"/openssl_*.orig.tar.* >/dev/null 2>&1; then
     if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
         say "adding deb-src entries for the configured suites"
         # Security suites left out: the mirror may serve no sources for them
@@ -64,9 +66,9 @@ if ! ls "$src"/apr_*.orig.tar.* "$src"/apr-util_*.orig.tar.* "$src"/cunit_*.orig
         fi
         $sudo apt-get update -qq
     fi
-    say "fetching APR, APR-util, expat and CUnit sources from Debian"
+    say "fetching APR, APR-util, expat, CUnit and OpenSSL sources from Debian"
     codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-    for pkg in apr apr-util expat cunit; do
+    for pkg in apr apr-util expat cunit openssl; do
         # A security update's sources may be missing from the mirror: then
         # the release's own version.
         (cd "$src" && { apt-get source --download-only "$pkg" >/dev/null 2>&1 \
@@ -165,6 +167,20 @@ EOF
     : > "$prefix/.deps-done"
 fi
 
+# libcrypto (the hash plugin's digests), as a DLL: libtool links a DLL only
+# against DLLs. Its own marker, so that a work folder made before it was
+# needed gets it too.
+if [ ! -f "$prefix/.openssl-done" ]; then
+    say "OpenSSL libcrypto (its Configure)"
+    ossl=$(unpack openssl)
+    (cd "$ossl" && ./Configure mingw64 no-tests no-module \
+            --cross-compile-prefix=$host- --prefix="$prefix" --libdir=lib \
+        && make -j"$jobs" build_libs && make install_dev install_runtime_libs) \
+        > "$work/b-openssl.log" 2>&1 || {
+        tail -n 40 "$work/b-openssl.log" >&2; echo "win32: building OpenSSL failed" >&2; exit 1; }
+    : > "$prefix/.openssl-done"
+fi
+
 # ------------------------------------------------------------ 4. parkpool
 say "parkpool: configure --host=$host, make, make check TESTS="
 [ -x "$top/configure" ] || (cd "$top" && ./autogen.sh >/dev/null)
@@ -178,7 +194,7 @@ PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" "$top/configure" -q --host=$host \
 make -s -j"$jobs" >/dev/null
 make -s -j"$jobs" check TESTS= >/dev/null
 make -s install >/dev/null
-for f in .libs/libparkpool-3.dll .libs/libparkpool.a .libs/libparkpool.dll.a parkpool.exe \
+for f in .libs/libparkpool-4.dll .libs/libparkpool.a .libs/libparkpool.dll.a parkpool.exe \
          plugins/.libs/hash.dll plugins/.libs/exec.dll plugins/.libs/demo.dll \
          tests/plugins/.libs/tp_good.dll examples/service/win32/.libs/ppservice.exe; do
     [ -f "$f" ] || { echo "win32: $f was not built" >&2; exit 1; }
@@ -208,10 +224,12 @@ for t in pp_unit pp_api; do
     fi
 done
 
-say "tests/sh/cli.sh against parkpool.exe under wine"
-PP_CLI=.libs/parkpool.exe PP_WRAP=wine PP_WINDOWS=1 sh "$top/tests/sh/cli.sh" > cli.log 2>&1 || {
-    cat cli.log >&2; echo "win32: CLI tests failed under wine" >&2; exit 1; }
-grep -v '^PASS' cli.log
+for t in cli run hash; do
+    say "tests/sh/$t.sh against parkpool.exe under wine"
+    PP_CLI=.libs/parkpool.exe PP_WRAP=wine PP_WINDOWS=1 sh "$top/tests/sh/$t.sh" > "$t.log" 2>&1 || {
+        cat "$t.log" >&2; echo "win32: tests/sh/$t.sh failed under wine" >&2; exit 1; }
+    grep -v '^PASS' "$t.log"
+done
 
 say "examples/service/win32/test.sh: the service under wine's service manager"
 sh "$top/examples/service/win32/test.sh" "$work/parkpool" "$prefix" > service.log 2>&1 || {

@@ -42,6 +42,8 @@ wait_for "$work/log" "task types from.*" && sleep 0.3
 check "three plugins after SIGHUP" "$(grep -c 'task types from' "$work/log")" 2
 echo "exec.sh echo reloaded" | "$ppd" --send "$sock" > "$work/acks2"
 check "exec.sh accepted after SIGHUP" "$(cat "$work/acks2")" "ok 502"
+printf 'demo.echo  spaced \r\n' | "$ppd" --send "$sock" > "$work/acks2"
+check "ARG as written, blanks kept, CR LF ending removed" "$(cat "$work/acks2")" "ok 503"
 
 # --- SIGTERM with work queued: everything accepted runs, exit 0
 i=0; : > "$work/jobs3"
@@ -52,15 +54,16 @@ kill -TERM "$pid"
 wait "$pid"
 check "SIGTERM exits 0" "$?" 0
 pid=""
-check "every accepted task ran" "$(sed -n 's/.*drained: \([0-9]*\) done, 0 failed, 0 cancelled.*/\1/p' "$work/log")" 582
-check "result lines: 500 + 1 + 40" "$(wc -l < "$work/out" | tr -d ' ')" 541
+check "every accepted task ran" "$(sed -n 's/.*drained: \([0-9]*\) done, 0 failed, 0 cancelled.*/\1/p' "$work/log")" 583
+check "result lines: 500 + 2 + 40" "$(wc -l < "$work/out" | tr -d ' ')" 542
 i=0; : > "$work/want"
 while [ $i -lt 500 ]; do echo "line-$i" >> "$work/want"; i=$((i + 1)); done
 echo reloaded >> "$work/want"
+echo ' spaced ' >> "$work/want"
 i=0; while [ $i -lt 40 ]; do echo "tail-$i" >> "$work/want"; i=$((i + 1)); done
 if [ "$(sort "$work/out")" = "$(sort "$work/want")" ]; then ok "every result line, once"; else bad "result lines differ"; fi
 [ ! -e "$work/ppd.sock" ] && ok "socket removed at exit" || bad "socket left behind"
-grep -q "stopped listening: 582 tasks accepted, 3 refused" "$work/log" && ok "accept counts logged" \
+grep -q "stopped listening: 583 tasks accepted, 3 refused" "$work/log" && ok "accept counts logged" \
     || bad "no accept counts in: $(tail -n 5 "$work/log")"
 
 # --- a drain that runs out of time: exit 1, what was queued cancelled

@@ -1,0 +1,110 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# parkpool run's input and output: the record grammar (TYPE ARG as
+# written, CR LF, NUL, -0, --type, length), --check against streaming,
+# escaped messages, the options' help, and what happens when stdout fails
+# or goes away. See tests/support/clienv.sh for how it runs.
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/support/clienv.sh"
+
+# --- a NUL byte in a line is an input error naming it, not a cut line
+printf 'demo.echo abc\0def\ndemo.echo second\n' > "$work/nul"
+pp run -k -f "$work/nul" > "$work/out" 2> "$work/err"
+check "a NUL in a line exits 2" "$?" 2
+contains "$work/err" "line 1: a NUL byte in the line" "the NUL line is named"
+check "nothing from a line with a NUL" "$(cat "$work/out")" ""
+
+# --- the argument as written: one separator, blanks kept, CR LF removed
+printf 'demo.echo  two blanks \r\ndemo.echo\ttab\ndemo.echo a\r\r\n' | pp run -k -f - > "$work/out" 2>/dev/null
+printf ' two blanks \ntab\na\r\n' > "$work/want"
+cmp -s "$work/out" "$work/want" && ok "ARG keeps its blanks, CR LF removed" \
+    || bad "ARG as written: got $(od -An -c "$work/out")"
+
+# --- --type: each record, or each word, is one argument
+printf 'x\ny z\n' | pp run -k --type demo.echo > "$work/out" 2>/dev/null
+check "--type reads arguments from stdin" "$(cat "$work/out" | tr '\n' '|')" "x|y z|"
+pp run -k -T demo.echo a -- -b > "$work/out" 2>/dev/null
+check "-T with words" "$(cat "$work/out" | tr '\n' '|')" "a|-b|"
+pp run --type demo.nope x > /dev/null 2> "$work/err"
+check "--type of an unknown type exits 2" "$?" 2
+contains "$work/err" "did you mean 'demo.echo'?" "--type suggests a type"
+
+# --- -0: NUL-terminated records keep newlines (and CRs) in their names
+printf 'one\ntwo\0three\r\0' | pp run -k -0 --type demo.echo -f - > "$work/out" 2>/dev/null
+printf 'one\ntwo\nthree\r\n' > "$work/want"
+cmp -s "$work/out" "$work/want" && ok "-0 keeps newlines and CRs" \
+    || bad "-0: got $(od -An -c "$work/out")"
+printf 'demo.echo a\0demo.echo b' | pp run -k -0 -f - > "$work/out" 2>/dev/null
+check "-0 TYPE ARG records, the last unterminated" "$(cat "$work/out" | tr '\n' '|')" "a|b|"
+
+# --- a bad line: streaming runs the lines before it; --check runs nothing
+printf 'demo.echo one\ndemo.nope x\ndemo.echo three\n' > "$work/bad"
+pp run -k -f "$work/bad" > "$work/out" 2> "$work/err"
+check "streaming: a bad line exits 2" "$?" 2
+check "streaming: the lines before it ran, not after" "$(cat "$work/out")" "one"
+pp run -k --check -f "$work/bad" > "$work/out" 2> "$work/err"
+check "--check: a bad line exits 2" "$?" 2
+check "--check: nothing ran" "$(cat "$work/out")" ""
+contains "$work/err" "line 2: unknown task type 'demo.nope'" "--check names the bad line"
+contains "$work/err" "1 bad line; --check runs nothing" "--check says it ran nothing"
+pp run -k --check -f "$work/jobs-none" > /dev/null 2>&1
+check "--check of a missing file exits 2" "$?" 2
+printf 'demo.echo one\ndemo.echo two\n' | pp run -k --check -f - > "$work/out" 2>/dev/null
+check "--check of good input runs it all" "$(cat "$work/out" | tr '\n' '|')" "one|two|"
+
+# --- control bytes in messages are escaped, never sent to the terminal
+printf 'demo.n\033[31mope x\n' | pp run -f - > /dev/null 2> "$work/err"
+contains "$work/err" "unknown task type 'demo.n\\x1b[31mope'" "an escape byte is shown as \\x1b"
+if grep -q "$(printf '\033')" "$work/err"; then bad "raw escape byte on stderr"; else ok "no raw escape byte on stderr"; fi
+
+# --- a record longer than the maximum is refused, not cut
+if [ "$windows" = 1 ]; then
+    echo "SKIP: 64 MiB line (slow under wine)"
+else
+    { printf 'demo.echo '; head -c 67108864 /dev/zero | tr '\0' a; printf '\ndemo.echo after\n'; } > "$work/long"
+    pp run -f "$work/long" > "$work/out" 2> "$work/err"
+    check "a line over 64 MiB exits 2" "$?" 2
+    contains "$work/err" "line 1: longer than the maximum of 64 MiB" "the long line is named"
+    check "nothing after the long line ran" "$(wc -c < "$work/out" | tr -d ' ')" 0
+fi
+# A long line under the maximum is read whole (several buffer growths).
+{ printf 'demo.echo '; head -c 1000000 /dev/zero | tr '\0' b; printf '\n'; } > "$work/long1"
+check "a 1 MB line is read whole" "$(pp run -f "$work/long1" 2>/dev/null | wc -c | tr -d ' ')" 1000001
+
+# --- options: --help lists each, an unknown one is named
+pp run --help > "$work/help"
+for o in --type --file --null --check --jobs --keep-order --plugin-dir --progress \
+         --no-progress --json --quiet --help; do
+    grep -q -- "$o" "$work/help" || bad "run --help does not list $o"
+done
+ok "run --help lists every option"
+pp run --frobnicate demo.echo x > /dev/null 2> "$work/err"
+check "an unknown option exits 2" "$?" 2
+contains "$work/err" "unknown option '--frobnicate'" "the unknown option is named"
+pp run -q demo.echo x > /dev/null 2> "$work/err"
+check "-q: no summary" "$(cat "$work/err")" ""
+
+# --- stdout that fails: reported, exit 1, and the run stops
+if [ -w /dev/full ] && [ "$windows" != 1 ]; then
+    pp run demo.echo x > /dev/full 2> "$work/err"
+    check "a failed write exits 1" "$?" 1
+    contains "$work/err" "parkpool: write error: No space left on device" "the write error is reported"
+else
+    echo "SKIP: /dev/full"
+fi
+
+# --- a reader that goes away ends the run at once, as SIGPIPE ends sha1sum
+if [ "$windows" = 1 ]; then
+    echo "SKIP: SIGPIPE"
+else
+    i=0; : > "$work/pairs"
+    while [ $i -lt 1000 ]; do printf 'demo.echo %d\ndemo.sleep 10\n' $i >> "$work/pairs"; i=$((i + 1)); done
+    start=$(date +%s)
+    { pp run -j 2 -f "$work/pairs" 2> "$work/err"; echo $? > "$work/status"; } | head -n 1 > /dev/null
+    took=$(( $(date +%s) - start ))
+    check "a closed pipe ends it as SIGPIPE does" "$(cat "$work/status")" 141
+    # All of it takes 5 s; stopping at the first failed write, well under.
+    if [ "$took" -lt 3 ]; then ok "a closed pipe stops the run (${took} s)"; else bad "ran on for $took s after the reader left"; fi
+    check "nothing said on a closed pipe" "$(cat "$work/err")" ""
+fi
+
+summary
