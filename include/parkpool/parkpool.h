@@ -113,6 +113,11 @@ typedef struct pp_config_t {
      *  itself never writes to stdout or stderr and installs no signal
      *  handlers: a service routes these to its own log. */
     void (*on_log)(int level, const char *message, void *baton);
+    /** Receives pp_task_write() bytes exactly as written (NUL bytes,
+     *  CRs, a last line without LF); called concurrently from workers,
+     *  each call a piece of one task's output in order. NULL: the bytes go
+     *  to on_output instead, a line per LF (see pp_task_write). */
+    void (*on_write)(const char *data, apr_size_t len, const char *task_name, void *baton);
 } pp_config_t;
 
 /** pp_config_t.on_log levels, as syslog orders them. */
@@ -287,6 +292,15 @@ PP_API apr_uint32_t pp_task_worker(const pp_task_ctx_t *ctx);
 
 /** Hand a result line to the pool's on_output hook (dropped if none). */
 PP_API void pp_task_emit(pp_task_ctx_t *ctx, const char *line);
+
+/**
+ * Hand len bytes of the task's output (binary or text, any piece of it) to
+ * the pool's on_write hook. A pool without one gives them to on_output a
+ * line at a time: each LF ends a line (the LF not part of it), as does the
+ * end of data, and a line stops at its first NUL; so write whole lines
+ * when the host may be such a pool. Dropped if there is neither hook.
+ */
+PP_API void pp_task_write(pp_task_ctx_t *ctx, const char *data, apr_size_t len);
 
 /** Text for a parkpool or APR status, written into buf; returns buf. */
 PP_API const char *pp_strerror(apr_status_t status, char *buf, apr_size_t bufsize);

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * exec: "exec.sh COMMAND" runs COMMAND with the system shell (/bin/sh -c;
- * %COMSPEC% /C, that is cmd.exe, on Windows), emits each line of its
- * standard output as a result line (a CR before the LF dropped), and fails
- * the task with PP_EEXIT(status) when it exits non-zero (128 + N when killed
- * by signal N). Its standard input is the null device; its standard error
- * is parkpool's.
+ * %COMSPEC% /C, that is cmd.exe, on Windows), passes its standard output
+ * on byte for byte as it comes (pp_task_write: whole lines, or 64 KiB
+ * pieces of a longer one, so memory stays bounded), and fails the task
+ * with PP_EEXIT(status) when it exits non-zero (128 + N when killed by
+ * signal N). Its standard input is the null device; its standard error is
+ * parkpool's. A cancel sends SIGTERM to its process group (TerminateProcess
+ * on Windows); the task then fails with PP_ECANCELLED.
  */
 #include "config.h"
 #include "parkpool/plugin.h"
@@ -16,7 +18,20 @@
 #include <apr_strings.h>
 #include <apr_thread_proc.h>
 
+#include <signal.h>
 #include <string.h>
+
+#define BUF_SIZE ((apr_size_t)64 << 10)    /* a task's output in flight */
+#define POLL     (100 * 1000)              /* us between looks for a cancel */
+
+/* The last LF in buf[0..len), or NULL. */
+static char *memrchr_lf(char *buf, apr_size_t len)
+{
+    while (len > 0)
+        if (buf[--len] == '\n')
+            return buf + len;
+    return NULL;
+}
 
 #ifdef _WIN32
 /* The shell as a plain program: APR_SHELLCMD quotes a command with spaces
@@ -46,6 +61,12 @@ static apr_status_t spawn_shell(apr_proc_t *proc, apr_file_t **out, const char *
     if (rv == APR_SUCCESS)
         *out = proc->out;
     return rv;
+}
+
+/* A cancel: TerminateProcess (what APR's kill does here). */
+static void stop_child(apr_proc_t *proc)
+{
+    apr_proc_kill(proc, SIGTERM);
 }
 #else
 #include <errno.h>
@@ -78,7 +99,9 @@ static int cloexec_pipe(int fds[2])
  * the tool's ignored SIGPIPE. The child gets /dev/null as input, the pipe
  * as output (dup2 clears close-on-exec on the copy only), an empty signal
  * mask and SIGPIPE's default action (what a shell's commands expect; other
- * ignored signals stay ignored, as a shell's background job wants). */
+ * ignored signals stay ignored, as a shell's background job wants), and a
+ * process group of its own: a cancel ends the shell's children with it,
+ * and a terminal's Ctrl-C reaches the host, which decides (drain first). */
 static apr_status_t spawn_shell(apr_proc_t *proc, apr_file_t **out, const char *command,
                                 apr_pool_t *p)
 {
@@ -98,7 +121,10 @@ static apr_status_t spawn_shell(apr_proc_t *proc, apr_file_t **out, const char *
     if (err == 0) {
         err = posix_spawnattr_init(&attr);
         if (err == 0) {
-            err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+            err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF
+                                                  | POSIX_SPAWN_SETPGROUP);
+            if (err == 0)
+                err = posix_spawnattr_setpgroup(&attr, 0);
             if (err == 0)
                 err = posix_spawnattr_setsigmask(&attr, &none);
             if (err == 0)
@@ -122,6 +148,12 @@ static apr_status_t spawn_shell(apr_proc_t *proc, apr_file_t **out, const char *
     proc->pid = pid;
     return apr_os_pipe_put_ex(out, &fds[0], 1, p);
 }
+
+/* A cancel: SIGTERM to the child's whole process group. */
+static void stop_child(apr_proc_t *proc)
+{
+    kill(-proc->pid, SIGTERM);
+}
 #endif
 
 typedef struct exec_arg {
@@ -142,25 +174,49 @@ static apr_status_t parse_command(void **arg, const char *text, apr_pool_t *p)
     return APR_SUCCESS;
 }
 
-/* Emit complete lines from buf[0..*len), keep the unfinished tail. */
-static void emit_lines(pp_task_ctx_t *ctx, char *buf, apr_size_t *len, int flush)
+/* Write out buf's complete lines, keep the unfinished tail; all of it
+ * when it is full (a line longer than the buffer goes in pieces: memory
+ * stays bounded) or at the end. */
+static void write_lines(pp_task_ctx_t *ctx, char *buf, apr_size_t *len, apr_size_t cap, int end)
 {
-    char *start = buf, *nl;
+    char *last = *len ? memrchr_lf(buf, *len) : NULL;
+    apr_size_t n = end || *len == cap ? *len : last ? (apr_size_t)(last - buf) + 1 : 0;
 
-    while ((nl = memchr(start, '\n', *len - (apr_size_t)(start - buf))) != NULL) {
-        *nl = '\0';
-        if (nl > start && nl[-1] == '\r')
-            nl[-1] = '\0';
-        pp_task_emit(ctx, start);
-        start = nl + 1;
+    if (n == 0)
+        return;
+    pp_task_write(ctx, buf, n);
+    *len -= n;
+    memmove(buf, buf + n, *len);
+}
+
+/* Read the child's output to its end, hearing a cancel every POLL when the
+ * pipe can time out: the child is then stopped and its output still read
+ * to the end. */
+static apr_status_t pump(pp_task_ctx_t *ctx, apr_proc_t *proc, apr_file_t *out, apr_pool_t *p,
+                         int *cancelled)
+{
+    char *buf = apr_palloc(p, BUF_SIZE);
+    apr_size_t len = 0;
+    apr_status_t rv;
+    int polls = apr_file_pipe_timeout_set(out, POLL) == APR_SUCCESS;
+
+    *cancelled = 0;
+    for (;;) {
+        apr_size_t n = BUF_SIZE - len;
+        rv = apr_file_read(out, buf + len, &n);
+        len += n;
+        write_lines(ctx, buf, &len, BUF_SIZE, 0);
+        if (rv == APR_TIMEUP || (polls && APR_STATUS_IS_EAGAIN(rv)) || rv == APR_SUCCESS) {
+            if (!*cancelled && pp_task_cancelled(ctx)) {
+                *cancelled = 1;
+                stop_child(proc);
+            }
+            continue;
+        }
+        break;
     }
-    *len -= (apr_size_t)(start - buf);
-    memmove(buf, start, *len);
-    if (flush && *len) {
-        buf[*len] = '\0';
-        pp_task_emit(ctx, buf);
-        *len = 0;
-    }
+    write_lines(ctx, buf, &len, BUF_SIZE, 1);
+    return rv == APR_EOF ? APR_SUCCESS : rv;
 }
 
 static apr_status_t run_exec(void *arg, pp_task_ctx_t *ctx)
@@ -169,34 +225,21 @@ static apr_status_t run_exec(void *arg, pp_task_ctx_t *ctx)
     apr_proc_t proc;
     apr_file_t *out;
     apr_exit_why_e why;
-    apr_size_t cap = 8192, len = 0;
-    char *buf = apr_palloc(e->p, cap + 1);
-    int code;
-    apr_status_t rv;
+    int code, cancelled;
+    apr_status_t rv, read_rv;
 
     rv = spawn_shell(&proc, &out, e->command, e->p);
     if (rv != APR_SUCCESS)
         return rv;
-    for (;;) {
-        apr_size_t n = cap - len;
-        rv = apr_file_read(out, buf + len, &n);
-        len += n;
-        if (len == cap) {
-            /* A line longer than the buffer: grow it (lines stay whole). */
-            char *bigger = apr_palloc(e->p, 2 * cap + 1);
-            memcpy(bigger, buf, len);
-            buf = bigger;
-            cap *= 2;
-        }
-        emit_lines(ctx, buf, &len, 0);
-        if (rv != APR_SUCCESS)
-            break;
-    }
-    emit_lines(ctx, buf, &len, 1);
+    read_rv = pump(ctx, &proc, out, e->p, &cancelled);
     apr_file_close(out);
     rv = apr_proc_wait(&proc, &code, &why, APR_WAIT);
     if (rv != APR_CHILD_DONE)
         return rv;
+    if (cancelled)
+        return PP_ECANCELLED;
+    if (read_rv != APR_SUCCESS)
+        return read_rv;
     if (APR_PROC_CHECK_SIGNALED(why))
         return PP_EEXIT(128 + code);
     return code == 0 ? APR_SUCCESS : PP_EEXIT(code);

@@ -68,10 +68,11 @@ static cli_rec_result take(cli_records *r, size_t at, char **rec, size_t *len)
     size_t n = at - r->start;
     char *s = r->buf + r->start;
 
+    /* A CR goes only as part of a CR LF ending, not at the end of the input. */
+    if (r->sep == '\n' && at < r->end && n && s[n - 1] == '\r')
+        n--;
     r->start = r->scan = at < r->end ? at + 1 : at;
     r->count++;
-    if (r->sep == '\n' && n && s[n - 1] == '\r')
-        n--;
     s[n] = '\0';
     *rec = s;
     *len = n;

@@ -4,10 +4,11 @@
  * whole (as they finish, or in input order with -k), a progress bar on a
  * terminal and a summary.
  *
- * Each task gets a pool of its own for its argument and its buffered
- * output lines, released when the task ends; with the bounded queue (and,
- * under -k, a bounded reorder window) memory stays flat however long the
- * input. The registry outlives the pool here, so plugin code stays mapped.
+ * Each task gets a pool of its own for its argument and its output
+ * (outbuf.h: bytes as written, in memory up to a budget shared by all
+ * tasks, then in a file), released when it is printed; with the bounded
+ * queue (and, under -k, a bounded reorder window) memory stays flat however
+ * long the input or the output. The registry outlives the pool here, so plugin code stays mapped.
  *
  * Nothing is lost without a word: a record the grammar refuses (a NUL in a
  * line, one longer than CLI_RECORD_MAX, an unknown type) is an input error
@@ -18,6 +19,7 @@
 #include "config.h"
 #include "cli.h"
 #include "cli_os.h"
+#include "outbuf.h"
 #include "records.h"
 #include "plugin/task_root.h"
 
@@ -36,6 +38,7 @@
 
 #define WINDOW 4096    /* -k: tasks that may finish ahead of the oldest */
 #define MAX_REPORTED 20    /* --check: bad lines named before "and N more" */
+#define OUTPUT_BUDGET ((apr_size_t)4 << 20)    /* output held in memory, all tasks */
 
 typedef struct run_state run_state;
 
@@ -43,10 +46,10 @@ typedef struct cli_task {
     run_state            *st;
     const pp_task_type_t *type;
     void                 *arg;
-    apr_pool_t           *p;       /* argument, text, lines; gone when printed */
+    apr_pool_t           *p;       /* argument, text, output; gone when printed */
     apr_uint64_t          index;
     const char           *text;    /* "TYPE ARG", escaped, for messages */
-    apr_array_header_t   *lines;
+    cli_outbuf            out;
     apr_status_t          status;
     int                   ran;
 } cli_task;
@@ -64,6 +67,7 @@ struct run_state {
     apr_uint64_t        submitted, done, failed, cancelled;
     int                 progress, progress_shown, input_done;
     int                 write_errno;    /* the first failed write to stdout */
+    cli_outbudget       budget;         /* of the tasks' output buffers */
     apr_time_t          start;
     volatile apr_uint32_t finished;  /* stops the progress thread */
 };
@@ -248,34 +252,44 @@ static void write_failed(run_state *st)
  * Once a write has failed nothing more is written. */
 static void print_task(run_state *st, cli_task *t)
 {
-    int i, failed = 0;
-
     clear_progress(st);
-    for (i = 0; i < t->lines->nelts && !st->write_errno && !failed; i++) {
-        const char *line = APR_ARRAY_IDX(t->lines, i, const char *);
+    if (!st->write_errno && t->out.bytes) {
+        apr_status_t rv = cli_outbuf_print(&t->out, stdout);
         errno = 0;
-        failed = fputs(line, stdout) == EOF || putc('\n', stdout) == EOF;
+        if (rv == APR_SUCCESS && fflush(stdout) != 0)
+            rv = APR_FROM_OS_ERROR(errno ? errno : EIO);
+        if (rv != APR_SUCCESS) {
+            errno = APR_TO_OS_ERROR(rv);
+            write_failed(st);
+        }
     }
-    if (t->lines->nelts && !st->write_errno && !failed) {
-        errno = 0;
-        failed = fflush(stdout) != 0;
-    }
-    if (failed)
-        write_failed(st);
+    cli_outbuf_release(&t->out);
     apr_pool_destroy(t->p);
 }
 
 /* ------------------------------------------------------------ tasks */
 
+/* Only the running task's worker touches its buffer: no lock needed. */
 static void on_output(const char *line, const char *name, void *baton)
 {
     cli_task *t = current;
 
     (void)name;
     (void)baton;
-    /* Only the running task's worker touches its pool: no lock needed. */
+    if (t) {
+        cli_outbuf_add(&t->out, line, strlen(line));
+        cli_outbuf_add(&t->out, "\n", 1);
+    }
+}
+
+static void on_write(const char *data, apr_size_t len, const char *name, void *baton)
+{
+    cli_task *t = current;
+
+    (void)name;
+    (void)baton;
     if (t)
-        APR_ARRAY_PUSH(t->lines, const char *) = apr_pstrdup(t->p, line);
+        cli_outbuf_add(&t->out, data, len);
 }
 
 static apr_status_t task_run(void *arg, pp_task_ctx_t *ctx)
@@ -369,7 +383,7 @@ static int prepare(cli_task **out, run_state *st, const pp_registry_t *reg,
     t->type = type;
     t->p = p;
     t->text = apr_pstrcat(p, type->name, " ", escaped(arg, arglen, p), NULL);
-    t->lines = apr_array_make(p, 1, sizeof(const char *));
+    cli_outbuf_init(&t->out, &st->budget, p);
     rv = type->parse ? type->parse(&t->arg, arg, p) : APR_SUCCESS;
     if (!type->parse)
         t->arg = apr_pstrmemdup(p, arg, arglen);
@@ -725,6 +739,7 @@ static apr_status_t start_run(run_state *st, apr_thread_t **progress_thread, con
     *progress_thread = NULL;
     st->keep_order = o->keep_order;
     st->progress = o->progress;
+    st->budget.limit = OUTPUT_BUDGET;
     rv = apr_thread_mutex_create(&st->lock, APR_THREAD_MUTEX_DEFAULT, p);
     if (rv == APR_SUCCESS)
         rv = apr_thread_cond_create(&st->window, p);
@@ -737,6 +752,7 @@ static apr_status_t start_run(run_state *st, apr_thread_t **progress_thread, con
     cfg.name_prefix = "parkpool";
     cfg.queue_capacity = 256;    /* streams: memory follows what is in flight */
     cfg.on_output = on_output;
+    cfg.on_write = on_write;
     cfg.baton = st;
     rv = pp_pool_create(&st->pool, &cfg, p);
     if (rv == APR_SUCCESS)

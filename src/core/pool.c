@@ -337,6 +337,41 @@ void pp_task_emit(pp_task_ctx_t *ctx, const char *line)
         cfg->on_output(line, ctx->entry->name ? ctx->entry->name : "", cfg->baton);
 }
 
+void pp_task_write(pp_task_ctx_t *ctx, const char *data, apr_size_t len)
+{
+    const pp_config_t *cfg;
+    const char *name, *end, *nl;
+
+    if (!ctx || !data)
+        return;
+    cfg = &ctx->worker->pool->cfg;
+    name = ctx->entry->name ? ctx->entry->name : "";
+    if (cfg->on_write) {
+        cfg->on_write(data, len, name, cfg->baton);
+        return;
+    }
+    if (!cfg->on_output)
+        return;
+    /* A line per LF for hosts that only take lines; the piece after the
+     * last LF is a line of its own, NUL-terminated in a copy. */
+    for (end = data + len; data < end; data = nl + 1) {
+        char line[512], *copy = line;
+        apr_size_t n;
+
+        nl = memchr(data, '\n', (apr_size_t)(end - data));
+        if (!nl)
+            nl = end;
+        n = (apr_size_t)(nl - data);
+        if (n >= sizeof(line) && (copy = malloc(n + 1)) == NULL)
+            return;    /* no memory for it: the output is dropped, as with no hook */
+        memcpy(copy, data, n);
+        copy[n] = '\0';
+        cfg->on_output(copy, name, cfg->baton);
+        if (copy != line)
+            free(copy);
+    }
+}
+
 /* The last of the pool: its threads are out of their loops, and nobody
  * is inside. Threads nobody joined (the pool was closed from one of its
  * own tasks) are detached, so the OS reaps them; they touch nothing of

@@ -13,7 +13,7 @@ status=0
 [ -z "$bad$internal" ] || { echo "abi: unexpected exports:"; echo "$bad$internal"; status=1; }
 for want in pp_pool_create pp_submit pp_submit_ex pp_pool_shutdown pp_pool_stats \
             pp_group_create pp_group_wait pp_group_cancel pp_group_status \
-            pp_task_cancelled pp_task_worker pp_task_emit pp_strerror pp_config_init \
+            pp_task_cancelled pp_task_worker pp_task_emit pp_task_write pp_strerror pp_config_init \
             pp_registry_create pp_registry_add pp_registry_load pp_registry_load_dir \
             pp_registry_find pp_submit_typed pp_submit_named pp_submit_batch \
             pp_job_line_split pp_job_record_split; do

@@ -79,10 +79,6 @@ check "--json failed" "$(json_field "$work/err" failed)" 1
 # console's CTRL_C_EVENT, so this runs for Windows too). The handler is in
 # place once a task has run, so each run's first task prints a line and the
 # signal waits for it: a background job ignores SIGINT until then.
-ready() {   # ready FILE: wait (30 s at most) for the run's first line in FILE
-    n=0
-    while ! grep -q '^ready$' "$1" 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
-}
 echo "demo.echo ready" > "$work/sleeps"
 i=0
 while [ $i -lt 40 ]; do echo "demo.sleep 150" >> "$work/sleeps"; i=$((i + 1)); done
@@ -121,13 +117,6 @@ if [ "$running" -le 2 ]; then ok "each stopped task reported once ($running)"; e
 # A task that hears the cancel (hashing an endless file) stops, reported
 # once as cancelled; one that does not (demo.spin) is left behind by the
 # third Ctrl-C, which ends the process at once with the summary so far.
-# sigint_until FILE TEXT PID: send SIGINT until TEXT is in FILE (20 s at most).
-sigint_until() {
-    n=0
-    while ! grep -q "$2" "$1" 2>/dev/null && [ $n -lt 100 ]; do
-        kill -INT "$3" 2>/dev/null; sleep 0.2; n=$((n + 1))
-    done
-}
 if [ -r /dev/zero ] && [ "$windows" != 1 ]; then
     printf 'demo.echo ready\nhash.sha1 /dev/zero\n' > "$work/zero"
     ${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/zero" > "$work/out3" 2> "$work/int3" &

@@ -7,8 +7,9 @@
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/support/clienv.sh"
 
 # --- a NUL byte in a line is an input error naming it, not a cut line
-printf 'demo.echo abc\0def\ndemo.echo second\n' > "$work/nul"
-pp run -k -f "$work/nul" > "$work/out" 2> "$work/err"
+# (Not "nul": a name Windows keeps for its null device, whatever follows the dot.)
+printf 'demo.echo abc\0def\ndemo.echo second\n' > "$work/zero-byte"
+pp run -k -f "$work/zero-byte" > "$work/out" 2> "$work/err"
 check "a NUL in a line exits 2" "$?" 2
 contains "$work/err" "line 1: a NUL byte in the line" "the NUL line is named"
 check "nothing from a line with a NUL" "$(cat "$work/out")" ""
@@ -69,6 +70,31 @@ fi
 # A long line under the maximum is read whole (several buffer growths).
 { printf 'demo.echo '; head -c 1000000 /dev/zero | tr '\0' b; printf '\n'; } > "$work/long1"
 check "a 1 MB line is read whole" "$(pp run -f "$work/long1" 2>/dev/null | wc -c | tr -d ' ')" 1000001
+
+# --- a task's output byte for byte: CR LF, NUL, no final LF (POSIX: cmd.exe has no printf)
+if [ "$windows" != 1 ]; then
+    pp run -q exec.sh "printf 'a\\r\\nb\\0c\\nlast'" > "$work/out" 2>/dev/null
+    printf 'a\r\nb\0c\nlast' > "$work/want"
+    cmp -s "$work/out" "$work/want" && ok "exec.sh output byte for byte" \
+        || bad "exec.sh output: $(od -An -c "$work/out")"
+    # The child gets SIGPIPE's default action back: yes stops when head does.
+    check "exec.sh 'yes | head -1' ends" "$(pp run -q exec.sh 'yes | head -n 1' 2>&1)" y
+    # A task's output is not held in memory: 400 MB through 300 MB of address space.
+    check "400 MB of output in bounded memory" \
+        "$( (ulimit -v 300000; pp run -q exec.sh 'yes | head -c 400000000' | wc -c) | tr -d ' ')" 400000000
+    # A cancel ends the child.
+    printf 'demo.echo ready\nexec.sh sleep 60\n' > "$work/sleep"
+    start=$(date +%s)
+    "$ppbin" run -j 2 --json -f "$work/sleep" > "$work/out" 2> "$work/err" &
+    pid=$!
+    ready "$work/out"
+    sigint_until "$work/err" "draining" $pid
+    sigint_until "$work/err" "cancelling" $pid
+    wait $pid
+    check "a cancelled exec.sh exits 130" "$?" 130
+    if [ $(( $(date +%s) - start )) -lt 30 ]; then ok "the cancel ended the child"; else bad "the child ran on"; fi
+    contains "$work/err" "exec.sh sleep 60: cancelled while running" "the stopped child is reported as cancelled"
+fi
 
 # --- options: --help lists each, an unknown one is named
 pp run --help > "$work/help"

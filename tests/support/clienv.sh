@@ -18,3 +18,18 @@ trap 'rm -rf "$work"' EXIT INT TERM
 json_field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" "$1" | tail -n 1; }
 # contains FILE TEXT NAME: a PASS when FILE holds the fixed string TEXT
 contains() { if grep -qF -- "$2" "$1"; then ok "$3"; else bad "$3: no '$2' in: $(head -c 600 "$1")"; fi; }
+# Ctrl-C: the handler is in place once a task has run, so each run's first
+# task prints "ready" and the signal waits for it (a background job
+# ignores SIGINT until then). Run the program itself in the background
+# (${PP_WRAP:-} "$ppbin" ... &), not pp, so that $! is its pid.
+ready() {   # ready FILE: wait (30 s at most) for the run's first line in FILE
+    n=0
+    while ! grep -q '^ready$' "$1" 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+}
+# sigint_until FILE TEXT PID: send SIGINT until TEXT is in FILE (20 s at most).
+sigint_until() {
+    n=0
+    while ! grep -q "$2" "$1" 2>/dev/null && [ $n -lt 100 ]; do
+        kill -INT "$3" 2>/dev/null; sleep 0.2; n=$((n + 1))
+    done
+}
