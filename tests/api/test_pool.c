@@ -603,6 +603,79 @@ static void test_emit(void)
     apr_pool_destroy(p);
 }
 
+/* pp_task_write: bytes exactly to on_write; to on_output, a line per LF
+ * (a line ends at a NUL; the piece after the last LF is a line too). */
+typedef struct written {
+    char   bytes[64];
+    size_t len;
+    char   lines[64];    /* on_output's lines, each followed by '|' */
+} written;
+
+static void on_write_bytes(const char *data, apr_size_t len, const char *name, void *baton)
+{
+    written *w = baton;
+
+    (void)name;
+    memcpy(w->bytes + w->len, data, len);
+    w->len += len;
+}
+
+static void on_output_lines(const char *line, const char *name, void *baton)
+{
+    written *w = baton;
+
+    (void)name;
+    strcat(w->lines, line);
+    strcat(w->lines, "|");
+}
+
+static apr_status_t write_task(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    pp_task_write(ctx, "a\r\nb\0c\n", 7);
+    pp_task_write(ctx, "last", 4);
+    pp_task_write(ctx, NULL, 3);    /* ignored */
+    return APR_SUCCESS;
+}
+
+static void run_writer(written *w, int bytes)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_config_t cfg;
+    pp_task_t t = { write_task, NULL, NULL, "writer" };
+
+    memset(w, 0, sizeof(*w));
+    apr_pool_create(&p, t_root);
+    pp_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.on_output = on_output_lines;
+    cfg.on_write = bytes ? on_write_bytes : NULL;
+    cfg.baton = w;
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
+    T_OK(pp_submit_task(pool, &t, NULL, 0));
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    apr_pool_destroy(p);
+}
+
+static void test_write_bytes(void)
+{
+    written w;
+
+    run_writer(&w, 1);
+    T_EQ_FATAL(w.len, 11);
+    CU_ASSERT(memcmp(w.bytes, "a\r\nb\0c\nlast", 11) == 0);
+    CU_ASSERT_STRING_EQUAL(w.lines, "");
+}
+
+static void test_write_lines(void)
+{
+    written w;
+
+    run_writer(&w, 0);
+    CU_ASSERT_STRING_EQUAL(w.lines, "a\r|b|last|");
+}
+
 /* --------------------------------------------------------------- idle */
 
 static void test_idle_burns_no_cpu(void)
@@ -760,6 +833,8 @@ void t_register_pool(void)
     CU_add_test(s, "failing tasks are counted, reported, isolated", test_failure_isolation);
     CU_add_test(s, "bounded queue: PP_EFULL and blocking submit", test_bounded_queue);
     CU_add_test(s, "pp_task_emit reaches on_output", test_emit);
+    CU_add_test(s, "pp_task_write: bytes exactly to on_write", test_write_bytes);
+    CU_add_test(s, "pp_task_write: lines to on_output without on_write", test_write_lines);
     CU_add_test(s, "idle pool burns no CPU", test_idle_burns_no_cpu);
     CU_add_test(s, "thread names and stack sizes", test_thread_names_and_stack);
     CU_add_test(s, "1.5 MiB of stack on the default stack", test_deep_stack_on_default);
