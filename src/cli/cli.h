@@ -38,6 +38,23 @@ const char *cli_build_tree_path(const char *argv0, const char *rel, apr_pool_t *
 /** Print s as a JSON string (with quotes) on f. */
 void cli_json_string(FILE *f, const char *s);
 
+/** Print len bytes of any kind as a JSON string (with quotes) on f: valid
+ *  UTF-8 as it is, other bytes as \u00XX (json.c says why). */
+void cli_json_bytes(FILE *f, const char *data, apr_size_t len);
+
+/** The inside of a JSON string written in pieces (a multi-byte character
+ *  may be cut between two). */
+typedef struct cli_json_text {
+    FILE         *f;
+    unsigned char pend[4];
+    int           npend, need;
+} cli_json_text;
+
+void cli_json_text_init(cli_json_text *j, FILE *f);
+void cli_json_text_put(cli_json_text *j, const char *data, apr_size_t len);
+/** Write out what a sequence cut short at the end left pending. */
+void cli_json_text_end(cli_json_text *j);
+
 int cli_plugins(int argc, const char *const *argv, apr_pool_t *p);
 int cli_run(int argc, const char *const *argv, apr_pool_t *p);
 int cli_bench(int argc, const char *const *argv, apr_pool_t *p);

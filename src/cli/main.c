@@ -34,25 +34,6 @@ void cli_error(const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-void cli_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 const char *cli_build_tree_path(const char *argv0, const char *rel, apr_pool_t *p)
 {
     const char *self = cli_os_self_path(p), *name;

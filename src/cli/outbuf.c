@@ -94,17 +94,17 @@ void cli_outbuf_add(cli_outbuf *b, const char *data, apr_size_t len)
     atomic_fetch_add_explicit(&b->budget->held, sizeof(*c) + cap, memory_order_relaxed);
 }
 
-static apr_status_t print_chunks(cli_outchunk *c, const cli_outchunk *stop, FILE *f)
+static apr_status_t each_chunk(cli_outchunk *c, const cli_outchunk *stop,
+                               cli_outbuf_fn fn, void *baton)
 {
-    for (; c != stop; c = c->next) {
-        errno = 0;
-        if (fwrite(c->data, 1, c->len, f) != c->len)
-            return APR_FROM_OS_ERROR(errno ? errno : EIO);
-    }
-    return APR_SUCCESS;
+    apr_status_t rv = APR_SUCCESS;
+
+    for (; c != stop && rv == APR_SUCCESS; c = c->next)
+        rv = fn(c->data, c->len, baton);
+    return rv;
 }
 
-apr_status_t cli_outbuf_print(cli_outbuf *b, FILE *f)
+apr_status_t cli_outbuf_each(cli_outbuf *b, cli_outbuf_fn fn, void *baton)
 {
     cli_outchunk *after = b->before ? b->before->next : b->head;
     apr_off_t start = 0;
@@ -112,21 +112,36 @@ apr_status_t cli_outbuf_print(cli_outbuf *b, FILE *f)
     char piece[16384];
 
     if (!b->spill)
-        return print_chunks(b->head, NULL, f);
+        return each_chunk(b->head, NULL, fn, baton);
     /* Memory before the file, the file, memory after it (a full disk). */
-    rv = print_chunks(b->head, after, f);
+    rv = each_chunk(b->head, after, fn, baton);
     if (rv == APR_SUCCESS)
         rv = apr_file_seek(b->spill, APR_SET, &start);
     while (rv == APR_SUCCESS) {
         apr_size_t n = sizeof(piece);
         rv = apr_file_read(b->spill, piece, &n);
-        errno = 0;
-        if (n && fwrite(piece, 1, n, f) != n)
-            return APR_FROM_OS_ERROR(errno ? errno : EIO);
+        if (n && (rv == APR_SUCCESS || rv == APR_EOF)) {
+            apr_status_t wrv = fn(piece, n, baton);
+            if (wrv != APR_SUCCESS)
+                return wrv;
+        }
     }
     if (rv != APR_EOF)
         return rv;
-    return print_chunks(after, NULL, f);
+    return each_chunk(after, NULL, fn, baton);
+}
+
+static apr_status_t write_piece(const char *data, apr_size_t len, void *baton)
+{
+    errno = 0;
+    if (fwrite(data, 1, len, baton) != len)
+        return APR_FROM_OS_ERROR(errno ? errno : EIO);
+    return APR_SUCCESS;
+}
+
+apr_status_t cli_outbuf_print(cli_outbuf *b, FILE *f)
+{
+    return cli_outbuf_each(b, write_piece, f);
 }
 
 void cli_outbuf_release(cli_outbuf *b)

@@ -41,6 +41,13 @@ void cli_outbuf_init(cli_outbuf *b, cli_outbudget *budget, apr_pool_t *p);
  *  none can be made they stay in memory (nothing is dropped). */
 void cli_outbuf_add(cli_outbuf *b, const char *data, apr_size_t len);
 
+/** A reader of the buffer's pieces: APR_SUCCESS to go on. */
+typedef apr_status_t (*cli_outbuf_fn)(const char *data, apr_size_t len, void *baton);
+
+/** Hand every byte to fn, in order, in pieces of any size: APR_SUCCESS,
+ *  fn's first failure, or the status of reading the file back. */
+apr_status_t cli_outbuf_each(cli_outbuf *b, cli_outbuf_fn fn, void *baton);
+
 /** Write everything to f, in order: APR_SUCCESS, or the status of the
  *  failed write (errno is set) or of reading the file back. */
 apr_status_t cli_outbuf_print(cli_outbuf *b, FILE *f);

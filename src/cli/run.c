@@ -40,19 +40,42 @@
 #define MAX_REPORTED 20    /* --check: bad lines named before "and N more" */
 #define OUTPUT_BUDGET ((apr_size_t)4 << 20)    /* output held in memory, all tasks */
 
+/* What the command line asked for. */
+typedef struct run_opts {
+    apr_array_header_t *dirs;        /* -P, in order */
+    const char         *file;        /* -f FILE, "-" for stdin, or NULL */
+    const char         *type;        /* --type: records are arguments only */
+    const char         *joblog;      /* --joblog FILE */
+    long                jobs;        /* -j, 0: one per CPU */
+    int                 keep_order, progress, json, quiet, check, sep, dry_run, verbose;
+    int                 retries;     /* --retries: runs after a failed one */
+    int                 halt_now;    /* --halt now,... (else soon) */
+    long                halt_fail;   /* --halt ...,fail=N; 0: never */
+    apr_interval_time_t timeout;     /* --timeout, per task; 0: none */
+    const char *const  *words;       /* [TYPE] ARG... when no -f */
+    int                 nwords;
+} run_opts;
+
 typedef struct run_state run_state;
 
-typedef struct cli_task {
+typedef struct cli_task cli_task;
+
+struct cli_task {
     run_state            *st;
     const pp_task_type_t *type;
     void                 *arg;
     apr_pool_t           *p;       /* argument, text, output; gone when printed */
     apr_uint64_t          index;
     const char           *text;    /* "TYPE ARG", escaped, for messages */
+    const char           *raw;     /* ARG as given, rawlen bytes */
+    apr_size_t            rawlen;
     cli_outbuf            out;
     apr_status_t          status;
-    int                   ran;
-} cli_task;
+    int                   ran, attempts, timed_out;
+    apr_time_t            started, ended;    /* when timing is on */
+    pp_group_t           *own;     /* --timeout: a group of its own, to cancel it */
+    cli_task             *prev, *next;    /* --timeout: the running list */
+};
 
 struct run_state {
     pp_pool_t          *pool;
@@ -69,7 +92,14 @@ struct run_state {
     int                 write_errno;    /* the first failed write to stdout */
     cli_outbudget       budget;         /* of the tasks' output buffers */
     apr_time_t          start;
-    volatile apr_uint32_t finished;  /* stops the progress thread */
+    volatile apr_uint32_t finished;  /* stops the progress and timeout threads */
+
+    const run_opts     *o;
+    int                 timing;         /* --json, --joblog, --timeout: read the clock */
+    FILE               *joblog;
+    cli_task           *running;        /* --timeout: tasks running, oldest last */
+    volatile apr_uint32_t halting;      /* --halt reached: start nothing more */
+    apr_thread_t       *progress_thread, *timeout_thread;
 };
 
 static _Thread_local cli_task *current;
@@ -131,6 +161,7 @@ static void on_interrupt(void)
             fflush(stdout);
         if (!summary_quiet)
             print_summary(st, summary_json, CLI_INTERRUPTED);
+        fflush(stdout);
         fflush(stderr);
         _Exit(CLI_INTERRUPTED);
     }
@@ -248,15 +279,107 @@ static void write_failed(run_state *st)
     cli_os_wake_reader();
 }
 
+/* What became of a task, in one word (--json's "status"). */
+static const char *outcome(const cli_task *t)
+{
+    if (!t->ran || (t->status == PP_ECANCELLED && !t->timed_out))
+        return "cancelled";
+    if (t->timed_out)
+        return "timeout";
+    return t->status == APR_SUCCESS ? "ok" : "failed";
+}
+
+/* --json: the output as an array of lines (split at LF; bytes after the
+ * last LF are a line too). */
+typedef struct json_lines {
+    cli_json_text text;
+    int           open, any;
+} json_lines;
+
+static apr_status_t json_piece(const char *data, apr_size_t len, void *baton)
+{
+    json_lines *j = baton;
+    const char *end = data + len, *nl;
+
+    for (; data < end; data = nl + 1) {
+        nl = memchr(data, '\n', (apr_size_t)(end - data));
+        if (!j->open) {
+            fputs(j->any ? ",\"" : "\"", stdout);
+            j->open = j->any = 1;
+        }
+        cli_json_text_put(&j->text, data, (apr_size_t)((nl ? nl : end) - data));
+        if (!nl)
+            break;
+        cli_json_text_end(&j->text);
+        fputc('"', stdout);
+        j->open = 0;
+    }
+    return APR_SUCCESS;
+}
+
+/* --json: one object per task, on one line. */
+static apr_status_t print_json(const cli_task *t)
+{
+    json_lines j;
+    char msg[256];
+    apr_status_t rv;
+
+    printf("{\"seq\":%" APR_UINT64_T_FMT ",\"type\":", t->index + 1);
+    cli_json_string(stdout, t->type->name);
+    fputs(",\"arg\":", stdout);
+    cli_json_bytes(stdout, t->raw, t->rawlen);
+    printf(",\"status\":\"%s\",\"error\":", outcome(t));
+    if (t->status == APR_SUCCESS && t->ran)
+        fputs("null", stdout);
+    else
+        cli_json_string(stdout, t->timed_out ? "timed out"
+                        : !t->ran ? "cancelled before it ran"
+                        : pp_strerror(t->status, msg, sizeof(msg)));
+    fputs(",\"output\":[", stdout);
+    memset(&j, 0, sizeof(j));
+    cli_json_text_init(&j.text, stdout);
+    rv = cli_outbuf_each((cli_outbuf *)&t->out, json_piece, &j);
+    if (j.open) {
+        cli_json_text_end(&j.text);
+        fputc('"', stdout);
+    }
+    printf("],\"seconds\":%.6f,\"attempts\":%d}\n",
+           t->ran ? (double)(t->ended - t->started) / APR_USEC_PER_SEC : 0.0, t->attempts + 1);
+    return rv;
+}
+
+/* --joblog: GNU parallel's columns, tab-separated (Seq, Host, Starttime,
+ * JobRuntime, Send, Receive, Exitval, Signal, Command). Exitval is a
+ * child's exit status where there is one, else 0 or 1; Signal the signal
+ * that ended a child. */
+static void print_joblog(FILE *f, const cli_task *t)
+{
+    int code = t->status == APR_SUCCESS && t->ran ? 0 : 1, sig = 0;
+
+    if (PP_IS_EEXIT(t->status)) {
+        code = PP_EEXIT_CODE(t->status);
+        if (code > 128) {
+            sig = code - 128;
+            code = 0;
+        }
+    }
+    fprintf(f, "%" APR_UINT64_T_FMT "\t:\t%.3f\t%.3f\t0\t%" APR_SIZE_T_FMT "\t%d\t%d\t%s %s\n",
+            t->index + 1, (double)t->started / APR_USEC_PER_SEC,
+            t->ran ? (double)(t->ended - t->started) / APR_USEC_PER_SEC : 0.0,
+            t->out.bytes, code, sig, t->type->name, escaped(t->raw, t->rawlen, t->p));
+}
+
 /* Called with st->lock held: print a finished task whole, then let go.
  * Once a write has failed nothing more is written. */
 static void print_task(run_state *st, cli_task *t)
 {
     clear_progress(st);
-    if (!st->write_errno && t->out.bytes) {
-        apr_status_t rv = cli_outbuf_print(&t->out, stdout);
+    if (st->joblog)
+        print_joblog(st->joblog, t);
+    if (!st->write_errno && (t->out.bytes || st->o->json)) {
+        apr_status_t rv = st->o->json ? print_json(t) : cli_outbuf_print(&t->out, stdout);
         errno = 0;
-        if (rv == APR_SUCCESS && fflush(stdout) != 0)
+        if (rv == APR_SUCCESS && (fflush(stdout) != 0 || ferror(stdout)))
             rv = APR_FROM_OS_ERROR(errno ? errno : EIO);
         if (rv != APR_SUCCESS) {
             errno = APR_TO_OS_ERROR(rv);
@@ -292,14 +415,114 @@ static void on_write(const char *data, apr_size_t len, const char *name, void *b
         cli_outbuf_add(&t->out, data, len);
 }
 
+static apr_status_t task_run(void *arg, pp_task_ctx_t *ctx);
+static void task_release(void *arg);
+
+/* Queue t (again, for a retry): APR_SUCCESS or the pool's refusal. */
+static apr_status_t submit_task(run_state *st, cli_task *t)
+{
+    pp_task_t task;
+
+    task.fn = task_run;
+    task.arg = t;
+    task.release = task_release;
+    task.name = t->type->name;
+    if (st->o->timeout > 0) {
+        /* A fresh group each time: a timed-out one stays cancelled. */
+        apr_status_t rv = pp_group_create(&t->own, t->p);
+        if (rv != APR_SUCCESS)
+            return rv;
+    }
+    return pp_submit_task(st->pool, &task, t->own ? t->own : st->group, 0);
+}
+
 static apr_status_t task_run(void *arg, pp_task_ctx_t *ctx)
 {
     cli_task *t = arg;
+    run_state *st = t->st;
 
     current = t;    /* cleared in task_release, after the pool's report */
+    if (st->timing || st->o->verbose || apr_atomic_read32(&st->halting)) {
+        apr_thread_mutex_lock(st->lock);
+        if (st->halting) {
+            /* --halt: what has not started does not. */
+            apr_thread_mutex_unlock(st->lock);
+            t->ran = 0;
+            return APR_SUCCESS;
+        }
+        if (st->o->verbose) {
+            clear_progress(st);
+            cli_error("run: %s", t->text);
+        }
+        t->started = apr_time_now();
+        if (st->o->timeout > 0) {
+            t->prev = NULL;
+            t->next = st->running;
+            if (st->running)
+                st->running->prev = t;
+            st->running = t;
+        }
+        apr_thread_mutex_unlock(st->lock);
+    }
     t->ran = 1;
     t->status = t->type->run(t->arg, ctx);
+    if (st->timing) {
+        apr_thread_mutex_lock(st->lock);
+        t->ended = apr_time_now();
+        if (st->o->timeout > 0) {
+            if (t->prev)
+                t->prev->next = t->next;
+            else
+                st->running = t->next;
+            if (t->next)
+                t->next->prev = t->prev;
+            t->prev = t->next = NULL;
+        }
+        apr_thread_mutex_unlock(st->lock);
+    }
+    if (t->timed_out)
+        t->status = APR_TIMEUP;
     return t->status;
+}
+
+/* --timeout: every 50 ms, cancel the group of each task past its time
+ * (cooperative: the task hears it through pp_task_cancelled). Under the
+ * lock, so a task cannot end and free its group meanwhile; its group holds
+ * no queued task to release (that would need the lock). */
+static void *APR_THREAD_FUNC timeout_main(apr_thread_t *thread, void *data)
+{
+    run_state *st = data;
+    cli_task *t;
+
+    (void)thread;
+    while (!apr_atomic_read32(&st->finished)) {
+        apr_time_t now = apr_time_now();
+        apr_thread_mutex_lock(st->lock);
+        for (t = st->running; t; t = t->next) {
+            if (!t->timed_out && now - t->started >= st->o->timeout) {
+                t->timed_out = 1;
+                pp_group_cancel(t->own);
+            }
+        }
+        apr_thread_mutex_unlock(st->lock);
+        apr_sleep(apr_time_from_msec(50));
+    }
+    return NULL;
+}
+
+/* Called with st->lock held, after a failure is counted: --halt. */
+static int halt_reached(run_state *st)
+{
+    if (st->halting || !st->o->halt_fail || st->failed < (apr_uint64_t)st->o->halt_fail)
+        return 0;
+    apr_atomic_set32(&st->halting, 1);
+    apr_atomic_set32(&stop_input, 1);
+    cli_os_wake_reader();
+    clear_progress(st);
+    cli_error("halting after %" APR_UINT64_T_FMT " failed task%s: %s", st->failed,
+              st->failed == 1 ? "" : "s",
+              st->o->halt_now ? "cancelling the rest" : "waiting for the running ones");
+    return st->o->halt_now;
 }
 
 static void task_release(void *arg)
@@ -310,9 +533,20 @@ static void task_release(void *arg)
     char msg[256];
 
     current = NULL;
+    if (t->ran && t->status != APR_SUCCESS && t->attempts < st->o->retries
+        && !apr_atomic_read32(&cancel_sent) && !apr_atomic_read32(&st->halting)) {
+        /* --retries: the output of a failed run goes; the next run's stays. */
+        t->attempts++;
+        t->timed_out = 0;
+        cli_outbuf_release(&t->out);
+        cli_outbuf_init(&t->out, &st->budget, t->p);
+        if (submit_task(st, t) == APR_SUCCESS)
+            return;
+    }
     if (t->type->release)
         t->type->release(t->arg);
     apr_thread_mutex_lock(st->lock);
+    cancel = 0;
     if (!t->ran) {
         st->cancelled++;
     }
@@ -325,7 +559,12 @@ static void task_release(void *arg)
     else if (t->status != APR_SUCCESS) {
         st->failed++;
         clear_progress(st);
-        cli_error("%s: %s", t->text, pp_strerror(t->status, msg, sizeof(msg)));
+        if (t->timed_out)
+            cli_error("%s: timed out after %.3g s", t->text,
+                      (double)st->o->timeout / APR_USEC_PER_SEC);
+        else
+            cli_error("%s: %s", t->text, pp_strerror(t->status, msg, sizeof(msg)));
+        cancel = halt_reached(st);
     }
     else {
         st->done++;
@@ -344,7 +583,7 @@ static void task_release(void *arg)
         }
         apr_thread_cond_signal(st->window);
     }
-    cancel = st->write_errno != 0;
+    cancel = cancel || st->write_errno != 0;
     apr_thread_mutex_unlock(st->lock);
     if (cancel)
         cancel_run(st);
@@ -383,6 +622,8 @@ static int prepare(cli_task **out, run_state *st, const pp_registry_t *reg,
     t->type = type;
     t->p = p;
     t->text = apr_pstrcat(p, type->name, " ", escaped(arg, arglen, p), NULL);
+    t->raw = apr_pstrmemdup(p, arg, arglen);
+    t->rawlen = arglen;
     cli_outbuf_init(&t->out, &st->budget, p);
     rv = type->parse ? type->parse(&t->arg, arg, p) : APR_SUCCESS;
     if (!type->parse)
@@ -397,11 +638,28 @@ static int prepare(cli_task **out, run_state *st, const pp_registry_t *reg,
     return 0;
 }
 
+/* --dry-run: say what would run, run nothing. */
+static void show_task(run_state *st, cli_task *t)
+{
+    apr_thread_mutex_lock(st->lock);
+    st->submitted++;
+    if (!st->write_errno) {
+        errno = 0;
+        if (printf("%s ", t->type->name) < 0 || fwrite(t->raw, 1, t->rawlen, stdout) != t->rawlen
+            || putchar('\n') == EOF)
+            write_failed(st);
+    }
+    apr_thread_mutex_unlock(st->lock);
+    apr_pool_destroy(t->p);
+}
+
 /* Queue a prepared task; a refused one (after a cancel) counts as cancelled. */
 static void queue(run_state *st, cli_task *t)
 {
-    pp_task_t task;
-
+    if (st->o->dry_run) {
+        show_task(st, t);
+        return;
+    }
     apr_thread_mutex_lock(st->lock);
     t->index = st->submitted;
     while (st->keep_order && t->index - st->next_print >= WINDOW)
@@ -409,24 +667,10 @@ static void queue(run_state *st, cli_task *t)
     st->submitted++;
     apr_thread_mutex_unlock(st->lock);
 
-    task.fn = task_run;
-    task.arg = t;
-    task.release = task_release;
-    task.name = t->type->name;
-    if (pp_submit_task(st->pool, &task, st->group, 0) != APR_SUCCESS)
+    if (submit_task(st, t) != APR_SUCCESS)
         task_release(t);
 }
 
-/* What the command line asked for. */
-typedef struct run_opts {
-    apr_array_header_t *dirs;        /* -P, in order */
-    const char         *file;        /* -f FILE, "-" for stdin, or NULL */
-    const char         *type;        /* --type: records are arguments only */
-    long                jobs;        /* -j, 0: one per CPU */
-    int                 keep_order, progress, json, quiet, check, sep;
-    const char *const  *words;       /* [TYPE] ARG... when no -f */
-    int                 nwords;
-} run_opts;
 
 /* ------------------------------------------------------------ input */
 
@@ -557,10 +801,14 @@ static void print_summary(run_state *st, int json, int rc)
     double rate = secs > 0 ? all / secs : 0;
 
     clear_progress(st);
-    if (json)
-        fprintf(stderr, "{\"submitted\":%" APR_UINT64_T_FMT ",\"done\":%" APR_UINT64_T_FMT
+    if (st->o->dry_run && !json)
+        fprintf(stderr, "parkpool: dry run: %" APR_UINT64_T_FMT " tasks, none run\n",
+                st->submitted);
+    else if (json)
+        /* JSON Lines: the summary is stdout's last object. */
+        printf("{\"summary\":{\"submitted\":%" APR_UINT64_T_FMT ",\"done\":%" APR_UINT64_T_FMT
                 ",\"failed\":%" APR_UINT64_T_FMT ",\"cancelled\":%" APR_UINT64_T_FMT
-                ",\"wall_s\":%.3f,\"tasks_per_s\":%.1f,\"interrupted\":%s,\"exit\":%d}\n",
+                ",\"wall_s\":%.3f,\"tasks_per_s\":%.1f,\"interrupted\":%s,\"exit\":%d}}\n",
                 st->submitted, st->done, st->failed, st->cancelled, secs, rate,
                 apr_atomic_read32(&interrupts) ? "true" : "false", rc);
     else
@@ -570,7 +818,8 @@ static void print_summary(run_state *st, int json, int rc)
 }
 
 enum {
-    OPT_PROGRESS = 256, OPT_NO_PROGRESS, OPT_JSON, OPT_CHECK
+    OPT_PROGRESS = 256, OPT_NO_PROGRESS, OPT_JSON, OPT_CHECK, OPT_JOBLOG, OPT_TIMEOUT,
+    OPT_RETRIES, OPT_HALT, OPT_DRY_RUN, OPT_BAR, OPT_ETA
 };
 
 /* The options, with their help: "ARG\tline" when the option takes ARG. */
@@ -582,9 +831,17 @@ static const apr_getopt_option_t run_options[] = {
     { "jobs", 'j', 1, "N\tN worker threads (default: one per CPU)" },
     { "keep-order", 'k', 0, "\tprint results in input order" },
     { "plugin-dir", 'P', 1, "DIR\tload plugins from DIR first (repeatable)" },
+    { "timeout", OPT_TIMEOUT, 1, "SECONDS\tcancel a task running longer (it fails, timed out)" },
+    { "retries", OPT_RETRIES, 1, "N\trun a failed task up to N more times" },
+    { "halt", OPT_HALT, 1, "WHEN,fail=N\tafter N failures stop: now (cancel) or soon (finish running)" },
+    { "joblog", OPT_JOBLOG, 1, "FILE\twrite GNU parallel's job log to FILE" },
+    { "json", OPT_JSON, 0, "\tJSON Lines on stdout: an object per task, the summary last" },
+    { "dry-run", OPT_DRY_RUN, 0, "\tprint the tasks that would run, run none" },
+    { "verbose", 'v', 0, "\tprint each task on stderr as it starts" },
     { "progress", OPT_PROGRESS, 0, "\tshow the progress bar (default: when stderr is a terminal)" },
+    { "bar", OPT_BAR, 0, "\tthe same as --progress" },
+    { "eta", OPT_ETA, 0, "\tthe same as --progress (the bar shows the ETA)" },
     { "no-progress", OPT_NO_PROGRESS, 0, "\tnever show it" },
-    { "json", OPT_JSON, 0, "\tprint the summary as JSON" },
     { "quiet", 'q', 0, "\tno summary" },
     { "help", 'h', 0, "\tthis help" },
     { NULL, 0, 0, NULL }
@@ -639,6 +896,26 @@ static const char *shown(const char *word)
     return word[0] == '\x1f' && word[1] == '\0' ? dash : word;
 }
 
+/* --halt WHEN,fail=N, GNU parallel's form; "never" turns it off. */
+static int parse_halt(run_opts *o, const char *v)
+{
+    char *end;
+
+    if (strcmp(v, "never") == 0) {
+        o->halt_fail = 0;
+        return 0;
+    }
+    if (strncmp(v, "now,fail=", 9) == 0)
+        o->halt_now = 1;
+    else if (strncmp(v, "soon,fail=", 10) == 0)
+        o->halt_now = 0;
+    else
+        return -1;
+    v = strchr(v, '=') + 1;
+    o->halt_fail = strtol(v, &end, 10);
+    return end == v || *end || o->halt_fail < 1 ? -1 : 0;
+}
+
 /* Parse the command line into o: -1 to go on, else the exit status. */
 static int parse_options(run_opts *o, int argc, const char *const *argv, apr_pool_t *p)
 {
@@ -676,7 +953,33 @@ static int parse_options(run_opts *o, int argc, const char *const *argv, apr_poo
         case '0': o->sep = '\0'; break;
         case 'q': o->quiet = 1; break;
         case OPT_CHECK: o->check = 1; break;
-        case OPT_PROGRESS: o->progress = 1; break;
+        case OPT_PROGRESS: case OPT_BAR: case OPT_ETA: o->progress = 1; break;
+        case OPT_JOBLOG: o->joblog = shown(optval); break;
+        case OPT_DRY_RUN: o->dry_run = 1; break;
+        case 'v': o->verbose = 1; break;
+        case OPT_TIMEOUT: {
+            double secs = strtod(optval, &end);
+            if (end == optval || *end || !(secs > 0) || secs > 1e6) {
+                cli_error("run: --timeout takes seconds above 0, not '%s'", optval);
+                return CLI_USAGE;
+            }
+            o->timeout = (apr_interval_time_t)(secs * APR_USEC_PER_SEC);
+            break;
+        }
+        case OPT_RETRIES:
+            o->retries = (int)strtol(optval, &end, 10);
+            if (end == optval || *end || o->retries < 0 || o->retries > 1000) {
+                cli_error("run: --retries takes a number from 0 to 1000, not '%s'", optval);
+                return CLI_USAGE;
+            }
+            break;
+        case OPT_HALT:
+            if (parse_halt(o, optval) != 0) {
+                cli_error("run: --halt takes now,fail=N or soon,fail=N (N from 1), not '%s'",
+                          optval);
+                return CLI_USAGE;
+            }
+            break;
         case OPT_NO_PROGRESS: o->progress = 0; break;
         case OPT_JSON: o->json = 1; break;
         default:
@@ -729,16 +1032,17 @@ static int open_input(int *fd, const run_opts *o)
 }
 
 /* Everything a run needs before the first task: the output lock, the -k
- * window, the task pools' root, the pool and its group, the progress bar. */
-static apr_status_t start_run(run_state *st, apr_thread_t **progress_thread, const run_opts *o,
-                              apr_pool_t *p)
+ * window, the task pools' root, the pool and its group, the job log, the
+ * progress bar and the --timeout watch. */
+static apr_status_t start_run(run_state *st, const run_opts *o, apr_pool_t *p)
 {
     pp_config_t cfg;
     apr_status_t rv;
 
-    *progress_thread = NULL;
+    st->o = o;
     st->keep_order = o->keep_order;
     st->progress = o->progress;
+    st->timing = o->json || o->joblog || o->timeout > 0;
     st->budget.limit = OUTPUT_BUDGET;
     rv = apr_thread_mutex_create(&st->lock, APR_THREAD_MUTEX_DEFAULT, p);
     if (rv == APR_SUCCESS)
@@ -747,6 +1051,13 @@ static apr_status_t start_run(run_state *st, apr_thread_t **progress_thread, con
         rv = pp__task_root_create(&st->task_root, p);
     if (rv != APR_SUCCESS)
         return rv;
+    if (o->joblog) {
+        st->joblog = strcmp(o->joblog, "-") ? fopen(o->joblog, "w") : stdout;
+        if (!st->joblog)
+            return APR_FROM_OS_ERROR(errno);
+        fputs("Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n",
+              st->joblog);
+    }
     pp_config_init(&cfg);
     cfg.threads = (apr_uint32_t)o->jobs;
     cfg.name_prefix = "parkpool";
@@ -757,6 +1068,8 @@ static apr_status_t start_run(run_state *st, apr_thread_t **progress_thread, con
     rv = pp_pool_create(&st->pool, &cfg, p);
     if (rv == APR_SUCCESS)
         rv = pp_group_create(&st->group, p);
+    if (rv == APR_SUCCESS && o->timeout > 0)
+        rv = apr_thread_create(&st->timeout_thread, NULL, timeout_main, st, p);
     if (rv != APR_SUCCESS)
         return rv;
     summary_json = o->json;
@@ -765,8 +1078,8 @@ static apr_status_t start_run(run_state *st, apr_thread_t **progress_thread, con
     st->start = apr_time_now();
     /* A run without its progress bar is still a run: go on without it. */
     if (o->progress
-        && apr_thread_create(progress_thread, NULL, progress_main, st, p) != APR_SUCCESS) {
-        *progress_thread = NULL;
+        && apr_thread_create(&st->progress_thread, NULL, progress_main, st, p) != APR_SUCCESS) {
+        st->progress_thread = NULL;
         st->progress = 0;
     }
     return APR_SUCCESS;
@@ -794,20 +1107,30 @@ static int feed(run_state *st, const pp_registry_t *reg, int fd, const run_opts 
 }
 
 /* Wait for the tasks (Ctrl-C or a failed write may cancel them meanwhile),
- * stop the progress bar, report; the exit status. */
-static int finish_run(run_state *st, apr_thread_t *progress_thread, const run_opts *o, int rc)
+ * stop the helper threads, report; the exit status. */
+static int finish_run(run_state *st, int rc)
 {
+    apr_status_t ignored;
     int write_errno;
 
     pp_group_wait(st->group, -1);
     pp_pool_shutdown(st->pool, PP_DRAIN, -1);
     interrupt_target = NULL;
     apr_atomic_set32(&st->finished, 1);
-    if (progress_thread) {
-        apr_status_t ignored;
-        apr_thread_join(&ignored, progress_thread);
-    }
+    if (st->progress_thread)
+        apr_thread_join(&ignored, st->progress_thread);
+    if (st->timeout_thread)
+        apr_thread_join(&ignored, st->timeout_thread);
     apr_thread_mutex_lock(st->lock);
+    if (apr_atomic_read32(&interrupts))
+        rc = CLI_INTERRUPTED;
+    else if (rc == 0 && st->failed)
+        rc = CLI_FAILED;
+    /* JSON's summary is stdout's last line, so it comes before the check
+     * of stdout; a write error found there makes the text summary's exit
+     * status 1. */
+    if (!st->o->quiet && st->o->json && !st->write_errno)
+        print_summary(st, 1, rc);
     if (!st->write_errno) {
         errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout))
@@ -822,15 +1145,17 @@ static int finish_run(run_state *st, apr_thread_t *progress_thread, const run_op
     if (write_errno) {
         clear_progress(st);
         cli_error("write error: %s", strerror(write_errno));
+        if (rc != CLI_INTERRUPTED)
+            rc = CLI_FAILED;
     }
-    if (apr_atomic_read32(&interrupts))
-        rc = CLI_INTERRUPTED;
-    else if (write_errno)
-        rc = CLI_FAILED;
-    else if (rc == 0 && st->failed)
-        rc = CLI_FAILED;
-    if (!o->quiet)
-        print_summary(st, o->json, rc);
+    if (st->joblog && st->joblog != stdout
+        && (fflush(st->joblog) != 0 || ferror(st->joblog) || fclose(st->joblog) != 0)) {
+        cli_error("run: cannot write the job log %s: %s", st->o->joblog, strerror(errno));
+        if (rc == CLI_OK)
+            rc = CLI_FAILED;
+    }
+    if (!st->o->quiet && !st->o->json)
+        print_summary(st, 0, rc);
     apr_thread_mutex_unlock(st->lock);
     pp_pool_destroy(st->pool);
     return rc;
@@ -839,7 +1164,6 @@ static int finish_run(run_state *st, apr_thread_t *progress_thread, const run_op
 int cli_run(int argc, const char *const *argv, apr_pool_t *p)
 {
     run_state *st = apr_pcalloc(p, sizeof(*st));
-    apr_thread_t *progress_thread;
     pp_registry_t *reg;
     run_opts o;
     apr_status_t rv;
@@ -863,11 +1187,11 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
     rv = cli_os_watch_interrupts(on_interrupt);
     if (rv != APR_SUCCESS)
         cli_error("run: Ctrl-C will stop the run at once (%s)", pp_strerror(rv, msg, sizeof(msg)));
-    rv = start_run(st, &progress_thread, &o, p);
+    rv = start_run(st, &o, p);
     if (rv != APR_SUCCESS) {
-        cli_error("run: cannot start the pool: %s", pp_strerror(rv, msg, sizeof(msg)));
+        cli_error("run: cannot start: %s", pp_strerror(rv, msg, sizeof(msg)));
         return CLI_FAILED;
     }
     rc = feed(st, reg, fd, &o, p);
-    return finish_run(st, progress_thread, &o, rc);
+    return finish_run(st, rc);
 }

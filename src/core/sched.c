@@ -223,14 +223,17 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
     w->in_fn++;
     rv = e->fn(e->arg, &ctx);
     w->in_fn--;
-    w->ctx = outer;
     /* Report before release: the name may belong to what release lets go
      * (a plugin's registry). Count after both, then tell the group, so that
-     * whoever sees the group done or the counters settled sees it all. */
+     * whoever sees the group done or the counters settled sees it all. The
+     * task stays current through its release: a release that frees the
+     * task's own group (with the APR pool it lives in) must find the group
+     * to be its caller's, not wait for itself. */
     if (rv != APR_SUCCESS && cfg->on_task_error)
         cfg->on_task_error(rv, e->name ? e->name : "", cfg->baton);
     if (e->release)
         e->release(e->arg);
+    w->ctx = outer;
     if (rv != APR_SUCCESS)
         pp__counter_add(&w->failed, 1);
     else

@@ -311,6 +311,61 @@ static void test_group_pool_cleanup_waits(void)
     apr_pool_destroy(p);
 }
 
+/* A task's release hook may free the APR pool that holds the task's own
+ * group (parkpool run gives each task a pool, and with --timeout a group,
+ * and frees both when it prints the result): the group is its caller's,
+ * so the free does not wait for the task that is freeing it. */
+typedef struct own_group_task {
+    apr_pool_t            *p;
+    volatile apr_uint32_t *released;
+} own_group_task;
+
+static apr_status_t noop_task(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    (void)ctx;
+    return APR_SUCCESS;
+}
+
+static void free_own_group(void *arg)
+{
+    own_group_task *t = arg;
+    volatile apr_uint32_t *released = t->released;
+
+    apr_pool_destroy(t->p);    /* t and its group with it */
+    apr_atomic_inc32(released);
+}
+
+static void test_group_freed_by_own_release(void)
+{
+    apr_pool_t *p, *tp;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    pp_config_t cfg;
+    volatile apr_uint32_t released = 0;
+    int i;
+
+    apr_pool_create(&p, t_root);
+    pp_config_init(&cfg);
+    cfg.threads = 2;
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
+    for (i = 0; i < 100; i++) {
+        own_group_task *t;
+        pp_task_t task = { noop_task, NULL, free_own_group, "own" };
+
+        apr_pool_create(&tp, p);
+        t = apr_palloc(tp, sizeof(*t));
+        t->p = tp;
+        t->released = &released;
+        T_OK_FATAL(pp_group_create(&g, tp));
+        task.arg = t;
+        T_OK(pp_submit_task(pool, &task, g, 0));
+    }
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_sec(30)));
+    T_EQ(released, 100);
+    apr_pool_destroy(p);
+}
+
 void t_register_group(void)
 {
     CU_pSuite s = CU_add_suite("group", NULL, NULL);
@@ -323,4 +378,5 @@ void t_register_group(void)
     CU_add_test(s, "one pool per round", test_group_one_pool_per_round);
     CU_add_test(s, "waiting inside an own task is refused", test_group_wait_in_own_task);
     CU_add_test(s, "the group's pool waits for its tasks", test_group_pool_cleanup_waits);
+    CU_add_test(s, "a release hook frees its own group", test_group_freed_by_own_release);
 }

@@ -70,10 +70,10 @@ pp --version | grep -q '^parkpool ' && ok "--version" || bad "--version"
 pp --help | grep -q 'usage: parkpool' && ok "--help" || bad "--help"
 pp plugins | grep -q 'hash.sha1' && ok "plugins lists hash.sha1" || bad "plugins"
 pp plugins --json | grep -q '"name":"exec.sh"' && ok "plugins --json" || bad "plugins --json"
-printf 'demo.echo x\ndemo.fail y\n' | pp run --json -f - > /dev/null 2> "$work/err"
+printf 'demo.echo x\ndemo.fail y\n' | pp run --json -f - > "$work/out" 2>/dev/null
 check "--json exit status" "$?" 1
-check "--json done" "$(json_field "$work/err" done)" 1
-check "--json failed" "$(json_field "$work/err" failed)" 1
+check "--json done" "$(json_field "$work/out" done)" 1
+check "--json failed" "$(json_field "$work/out" failed)" 1
 
 # --- Ctrl-C: once drains, twice cancels (wine turns SIGINT into the
 # console's CTRL_C_EVENT, so this runs for Windows too). The handler is in
@@ -88,8 +88,8 @@ ready "$work/out1"
 kill -INT $pid
 wait $pid
 check "one SIGINT exits 130" "$?" 130
-check "one SIGINT drains: done" "$(json_field "$work/int1" done)" 41
-check "one SIGINT drains: cancelled" "$(json_field "$work/int1" cancelled)" 0
+check "one SIGINT drains: done" "$(json_field "$work/out1" done)" 41
+check "one SIGINT drains: cancelled" "$(json_field "$work/out1" cancelled)" 0
 ${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/sleeps" > "$work/out2" 2> "$work/int2" &
 pid=$!
 ready "$work/out2"
@@ -98,9 +98,9 @@ n=0
 while kill -INT $pid 2>/dev/null && [ $n -lt 100 ]; do sleep 0.2; n=$((n + 1)); done
 wait $pid
 check "two SIGINTs exit 130" "$?" 130
-done2=$(json_field "$work/int2" done)
-cancelled2=$(json_field "$work/int2" cancelled)
-failed2=$(json_field "$work/int2" failed)
+done2=$(json_field "$work/out2" done)
+cancelled2=$(json_field "$work/out2" cancelled)
+failed2=$(json_field "$work/out2" failed)
 # Running sleeps that stop early count as cancelled, each reported once.
 if [ "${cancelled2:-0}" -gt 0 ] && [ "$failed2" = 0 ] && [ $((done2 + cancelled2)) -eq 41 ]; then
     ok "two SIGINTs cancel the queue ($done2 done, $cancelled2 cancelled)"
@@ -127,7 +127,7 @@ if [ -r /dev/zero ] && [ "$windows" != 1 ]; then
     wait $pid
     check "hashing /dev/zero stops at the second Ctrl-C" "$?" 130
     contains "$work/int3" "hash.sha1 /dev/zero: cancelled while running" "the stopped hash is reported as cancelled"
-    check "the stopped hash counts as cancelled" "$(json_field "$work/int3" cancelled)" 1
+    check "the stopped hash counts as cancelled" "$(json_field "$work/out3" cancelled)" 1
 fi
 printf 'demo.echo ready\ndemo.spin 120000000\n' > "$work/spin"
 ${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/spin" > "$work/out4" 2> "$work/int4" &
@@ -139,7 +139,7 @@ sigint_until "$work/int4" "quitting now" $pid
 wait $pid
 check "the third Ctrl-C ends a run whose task ignores the cancel" "$?" 130
 contains "$work/int4" "Ctrl-C: quitting now; 1 tasks still running" "the third Ctrl-C says what it does"
-check "the third Ctrl-C prints the summary so far" "$(json_field "$work/int4" done)" 1
+check "the third Ctrl-C prints the summary so far" "$(json_field "$work/out4" done)" 1
 
 # --- the progress bar: on a pseudo-terminal, never in a pipe
 if [ "$windows" = 1 ]; then
@@ -179,9 +179,9 @@ fi
 # a task would need over 2 GB of address space)
 awk 'BEGIN { for (i = 0; i < 300000; i++) print "demo.echo " i }' > "$work/big"
 if [ "$windows" = 1 ]; then    # wine itself needs more address space than the limit
-    pp run -j 2 --json -f "$work/big" > "$work/big.out" 2> "$work/big.err"
+    pp run -j 2 -q -f "$work/big" > "$work/big.out" 2> "$work/big.err"
 else
-    (ulimit -v 1000000; pp run -j 2 --json -f "$work/big" > "$work/big.out" 2> "$work/big.err")
+    (ulimit -v 1000000; pp run -j 2 -q -f "$work/big" > "$work/big.out" 2> "$work/big.err")
 fi
 check "300,000-line job file exits 0" "$?" 0
 check "300,000 results" "$(wc -l < "$work/big.out" | tr -d ' ')" 300000

@@ -109,6 +109,61 @@ contains "$work/err" "unknown option '--frobnicate'" "the unknown option is name
 pp run -q demo.echo x > /dev/null 2> "$work/err"
 check "-q: no summary" "$(cat "$work/err")" ""
 
+# --- --json: JSON Lines on stdout, one object per task, failures included,
+# the summary last; valid for jq whatever the bytes
+printf 'demo.echo a\ndemo.fail b\n' > "$work/jl"
+[ "$windows" = 1 ] || printf 'exec.sh printf "x\\\\ny\\\\377z\\\\001"\n' >> "$work/jl"
+pp run -k --json -f "$work/jl" > "$work/out" 2>/dev/null
+check "--json exits as the run" "$?" 1
+if command -v jq > /dev/null 2>&1; then
+    jq -c . < "$work/out" > /dev/null 2>&1 && ok "--json is valid JSON Lines" || bad "jq refuses: $(cat "$work/out")"
+    check "--json: the failed task's status" "$(jq -r 'select(.arg == "b") | .status' < "$work/out")" failed
+    check "--json: a task's output lines" "$(jq -c 'select(.arg == "a") | .output' < "$work/out")" '["a"]'
+    check "--json: the summary last" "$(tail -n 1 "$work/out" | jq -c '.summary | [.done, .failed]')" '[2,1]'
+    [ "$windows" = 1 ] || check "--json: bytes that are not UTF-8" \
+        "$(jq -c 'select(.type == "exec.sh") | .output[1] | explode' < "$work/out")" '[121,255,122,1]'
+else
+    bad "jq is not installed (scripts/quickstart.sh installs it)"
+fi
+
+# --- --joblog: GNU parallel's columns
+pp run -k -q --joblog "$work/log" demo.echo a b > /dev/null 2>&1
+check "--joblog header" "$(head -n 1 "$work/log")" "$(printf 'Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand')"
+check "--joblog a line per task" "$(cut -f 1,6,7,9 "$work/log" | tail -n 2 | tr '\t\n' ',|')" "1,2,0,demo.echo a|2,2,0,demo.echo b|"
+
+# --- --retries: a failed task runs again, only the last run's output shows
+pp run -q --retries 2 --joblog "$work/log" demo.fail x > "$work/out" 2> "$work/err"
+check "--retries: still failing exits 1" "$?" 1
+check "--retries: three runs, one output" "$(cat "$work/out")" x
+check "--retries: one failure reported" "$(grep -c 'demo.fail x' "$work/err")" 1
+
+# --- --timeout: the task is cancelled and fails, timed out
+pp run --timeout 0.2 demo.sleep 100 20000 > /dev/null 2> "$work/err"
+check "--timeout: a timed-out task exits 1" "$?" 1
+contains "$work/err" "demo.sleep 20000: timed out after 0.2 s" "--timeout reports the task"
+contains "$work/err" "1 done, 1 failed" "--timeout: the quick task is done"
+pp run --timeout 0 demo.echo x > /dev/null 2>&1
+check "--timeout 0 refused" "$?" 2
+
+# --- --halt: now cancels the rest, running tasks too; soon lets the
+# running ones finish and starts nothing more. Two workers: a long sleep
+# runs while the other fails after a short one; the echo waits in the queue.
+printf 'demo.sleep 1500\ndemo.sleep 100\ndemo.fail x\ndemo.echo after\n' > "$work/halt"
+pp run -j 2 --halt now,fail=1 -f "$work/halt" > "$work/out" 2> "$work/err"
+check "--halt now,fail=1 exits 1" "$?" 1
+contains "$work/err" "1 done, 1 failed, 2 cancelled" "--halt now cancels the running sleep and the queued echo"
+pp run -j 2 --halt soon,fail=1 -f "$work/halt" > "$work/out" 2> "$work/err"
+check "--halt soon,fail=1 exits 1" "$?" 1
+contains "$work/err" "2 done, 1 failed, 1 cancelled" "--halt soon lets the sleep finish, starts no echo"
+check "--halt: only the failed task printed" "$(cat "$work/out")" x
+pp run --halt later,fail=1 demo.echo x > /dev/null 2>&1
+check "--halt with a bad value exits 2" "$?" 2
+
+# --- --dry-run prints, runs nothing; -v names each task as it starts
+check "--dry-run" "$(pp run --dry-run demo.fail a b 2>/dev/null | tr '\n' '|')" "demo.fail a|demo.fail b|"
+pp run -v -j 1 demo.echo a > /dev/null 2> "$work/err"
+contains "$work/err" "run: demo.echo a" "-v names the task"
+
 # --- stdout that fails: reported, exit 1, and the run stops
 if [ -w /dev/full ] && [ "$windows" != 1 ]; then
     pp run demo.echo x > /dev/full 2> "$work/err"

@@ -22,9 +22,11 @@ contains() { if grep -qF -- "$2" "$1"; then ok "$3"; else bad "$3: no '$2' in: $
 # task prints "ready" and the signal waits for it (a background job
 # ignores SIGINT until then). Run the program itself in the background
 # (${PP_WRAP:-} "$ppbin" ... &), not pp, so that $! is its pid.
-ready() {   # ready FILE: wait (30 s at most) for the run's first line in FILE
+ready() {   # ready FILE: wait (30 s at most) for the run's first line in FILE (text or --json)
     n=0
-    while ! grep -q '^ready$' "$1" 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+    while ! grep -q '^ready$\|"output":\["ready"\]' "$1" 2>/dev/null && [ $n -lt 300 ]; do
+        sleep 0.1; n=$((n + 1))
+    done
 }
 # sigint_until FILE TEXT PID: send SIGINT until TEXT is in FILE (20 s at most).
 sigint_until() {
