@@ -45,6 +45,18 @@ void cli_os_close(int fd);
  *  exit status 1 where there is no SIGPIPE. */
 void cli_os_exit_broken_pipe(void) __attribute__((noreturn));
 
+/** write(2) to fd, all of it (as far as the OS takes it); async-signal-safe. */
+void cli_os_write(int fd, const char *data, size_t len);
+
+/**
+ * On a crash of the process (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT; on
+ * Windows an unhandled exception), call report with the signal's name in
+ * the crashing thread, then let the crash take its course (the default
+ * action: exit status 128 + N, a core dump where enabled). report runs in
+ * a signal handler: it may only call async-signal-safe functions.
+ */
+void cli_os_on_crash(void (*report)(const char *what));
+
 /** Non-zero when stderr is a terminal (the progress bar's default). */
 int cli_os_stderr_is_terminal(void);
 

@@ -109,6 +109,48 @@ void cli_os_exit_broken_pipe(void)
     _exit(128 + SIGPIPE);    /* not reached unless SIGPIPE could not kill */
 }
 
+void cli_os_write(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return;
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+static void (*crash_report)(const char *what);
+
+static void on_crash(int sig)
+{
+    const char *what = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS"
+                     : sig == SIGFPE ? "SIGFPE" : sig == SIGILL ? "SIGILL" : "SIGABRT";
+    int saved = errno;
+
+    crash_report(what);
+    errno = saved;
+    /* SA_RESETHAND put the default action back: the crash goes on. */
+    raise(sig);
+}
+
+void cli_os_on_crash(void (*report)(const char *what))
+{
+    static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+    struct sigaction sa;
+    size_t i;
+
+    crash_report = report;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_crash;
+    sa.sa_flags = (int)SA_RESETHAND | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
 int cli_os_stderr_is_terminal(void)
 {
     return isatty(STDERR_FILENO);

@@ -86,6 +86,35 @@ void cli_os_exit_broken_pipe(void)
     _exit(1);    /* no SIGPIPE: the plain failure status */
 }
 
+void cli_os_write(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        int n = _write(fd, data, len > 0x40000000u ? 0x40000000u : (unsigned)len);
+        if (n <= 0)
+            return;
+        data += n;
+        len -= (size_t)n;
+    }
+}
+
+static void (*crash_report)(const char *what);
+
+static LONG WINAPI on_crash(EXCEPTION_POINTERS *info)
+{
+    DWORD code = info->ExceptionRecord->ExceptionCode;
+
+    crash_report(code == EXCEPTION_ACCESS_VIOLATION ? "an access violation"
+                 : code == EXCEPTION_STACK_OVERFLOW ? "a stack overflow"
+                 : "an unhandled exception");
+    return EXCEPTION_CONTINUE_SEARCH;    /* Windows ends the process as it would */
+}
+
+void cli_os_on_crash(void (*report)(const char *what))
+{
+    crash_report = report;
+    SetUnhandledExceptionFilter(on_crash);
+}
+
 int cli_os_stderr_is_terminal(void)
 {
     return _isatty(_fileno(stderr));

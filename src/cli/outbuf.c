@@ -2,6 +2,7 @@
 /* A task's output until it is printed (outbuf.h). */
 #include "config.h"
 #include "outbuf.h"
+#include "cli_os.h"
 
 #include <errno.h>
 #include <apr_strings.h>
@@ -142,6 +143,15 @@ static apr_status_t write_piece(const char *data, apr_size_t len, void *baton)
 apr_status_t cli_outbuf_print(cli_outbuf *b, FILE *f)
 {
     return cli_outbuf_each(b, write_piece, f);
+}
+
+int cli_outbuf_salvage(const cli_outbuf *b, int fd)
+{
+    const cli_outchunk *c;
+
+    for (c = b->head; c; c = c->next)
+        cli_os_write(fd, c->data, c->len);
+    return b->spill == NULL;
 }
 
 void cli_outbuf_release(cli_outbuf *b)

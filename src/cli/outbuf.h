@@ -52,6 +52,10 @@ apr_status_t cli_outbuf_each(cli_outbuf *b, cli_outbuf_fn fn, void *baton);
  *  failed write (errno is set) or of reading the file back. */
 apr_status_t cli_outbuf_print(cli_outbuf *b, FILE *f);
 
+/** In a crash (async-signal-safe): write the bytes held in memory to fd
+ *  with write(2); 1 when that was all of them, 0 when some are in the file. */
+int cli_outbuf_salvage(const cli_outbuf *b, int fd);
+
 /** Give the memory back to the budget (the pool frees it). */
 void cli_outbuf_release(cli_outbuf *b);
 

@@ -32,11 +32,13 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define WINDOW 4096    /* -k: tasks that may finish ahead of the oldest */
+#define MAX_JOBS 4096  /* -j */
 #define MAX_REPORTED 20    /* --check: bad lines named before "and N more" */
 #define OUTPUT_BUDGET ((apr_size_t)4 << 20)    /* output held in memory, all tasks */
 
@@ -100,6 +102,9 @@ struct run_state {
     cli_task           *running;        /* --timeout: tasks running, oldest last */
     volatile apr_uint32_t halting;      /* --halt reached: start nothing more */
     apr_thread_t       *progress_thread, *timeout_thread;
+    /* What each worker runs, for the crash report (set and read without
+     * the lock: a crashing process cannot wait for one). */
+    _Atomic(cli_task *) slot[MAX_JOBS];
 };
 
 static _Thread_local cli_task *current;
@@ -165,6 +170,73 @@ static void on_interrupt(void)
         fflush(stderr);
         _Exit(CLI_INTERRUPTED);
     }
+}
+
+/* ------------------------------------------------------------ crash */
+
+/* A plugin's task that crashes takes the process with it (in-process
+ * plugins share it; parkpool(1) says so). Before it goes: which tasks
+ * were running, the results -k was holding (in input order, the running
+ * ones' missing), and the counts so far. Only async-signal-safe calls
+ * from here on: write(2) through cli_os_write, no stdio, no locks; the
+ * state is read as it is, a torn read being better than no report. */
+static void say(const char *s)
+{
+    cli_os_write(2, s, strlen(s));
+}
+
+static void say_count(apr_uint64_t n, const char *what)
+{
+    char digits[24], *d = digits + sizeof(digits);
+
+    *--d = '\0';
+    do
+        *--d = (char)('0' + n % 10);
+    while ((n /= 10) > 0);
+    say(d);
+    say(what);
+}
+
+static void crash_report(const char *what)
+{
+    run_state *st = interrupt_target;
+    apr_uint64_t i, held = 0, lost = 0;
+    int w;
+
+    say("\nparkpool: the process is ending: ");
+    say(what);
+    say(" in a task (plugins run inside parkpool's process)\n");
+    if (!st)
+        return;
+    for (w = 0; w < MAX_JOBS; w++) {
+        cli_task *t = atomic_load_explicit(&st->slot[w], memory_order_relaxed);
+        if (t) {
+            say("parkpool: was running: ");
+            say(t->text);
+            say("\n");
+        }
+    }
+    if (st->keep_order) {
+        for (i = st->next_print; i < st->next_print + WINDOW; i++) {
+            cli_task *t = st->ring[i % WINDOW];
+            if (t && t->index == i) {
+                held++;
+                if (!cli_outbuf_salvage(&t->out, 1))
+                    lost++;
+            }
+        }
+        if (held) {
+            say("parkpool: ");
+            say_count(held, " finished results held for -k printed, in input order, gaps where"
+                            " tasks had not finished\n");
+        }
+        if (lost)
+            say_count(lost, " of them in part only (the rest was in a temporary file)\n");
+    }
+    say("parkpool: so far: ");
+    say_count(st->done, " done, ");
+    say_count(st->failed, " failed, ");
+    say_count(st->cancelled, " cancelled\n");
 }
 
 /* ------------------------------------------------------------ output */
@@ -465,7 +537,10 @@ static apr_status_t task_run(void *arg, pp_task_ctx_t *ctx)
         apr_thread_mutex_unlock(st->lock);
     }
     t->ran = 1;
+    /* Relaxed: only a crash report reads it, on whatever it finds. */
+    atomic_store_explicit(&st->slot[pp_task_worker(ctx) % MAX_JOBS], t, memory_order_relaxed);
     t->status = t->type->run(t->arg, ctx);
+    atomic_store_explicit(&st->slot[pp_task_worker(ctx) % MAX_JOBS], NULL, memory_order_relaxed);
     if (st->timing) {
         apr_thread_mutex_lock(st->lock);
         t->ended = apr_time_now();
@@ -1184,6 +1259,7 @@ int cli_run(int argc, const char *const *argv, apr_pool_t *p)
                   guess ? guess->name : "", guess ? "'?)" : "");
         return CLI_USAGE;
     }
+    cli_os_on_crash(crash_report);
     rv = cli_os_watch_interrupts(on_interrupt);
     if (rv != APR_SUCCESS)
         cli_error("run: Ctrl-C will stop the run at once (%s)", pp_strerror(rv, msg, sizeof(msg)));

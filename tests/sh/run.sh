@@ -96,6 +96,23 @@ if [ "$windows" != 1 ]; then
     contains "$work/err" "exec.sh sleep 60: cancelled while running" "the stopped child is reported as cancelled"
 fi
 
+# --- a task that crashes the process: the report names what ran, -k's held
+# results are printed, the process still dies of its signal
+if [ "$windows" != 1 ]; then
+    crashdir="${top_builddir:-.}/tests/plugins/crash/.libs"
+    printf 'demo.echo first\ncrash.segv 300\ndemo.sleep 100\ndemo.echo third\ndemo.sleep 3000\n' > "$work/crash"
+    pp run -P "$crashdir" -j 2 -k -f "$work/crash" > "$work/out" 2> "$work/err"
+    check "a segfaulting task ends the run with SIGSEGV" "$?" 139
+    contains "$work/err" "SIGSEGV in a task" "the crash is reported"
+    contains "$work/err" "was running: crash.segv 300" "the crashing task is named"
+    contains "$work/err" "was running: demo.sleep 3000" "the other running task is named"
+    contains "$work/err" "so far: 3 done, 0 failed, 0 cancelled" "the counts so far"
+    check "-k's finished results printed, in order" "$(cat "$work/out" | tr '\n' '|')" "first|third|"
+    pp run -P "$crashdir" crash.abort 0 > /dev/null 2> "$work/err"
+    check "an aborting task ends the run with SIGABRT" "$?" 134
+    contains "$work/err" "SIGABRT in a task" "the abort is reported"
+fi
+
 # --- options: --help lists each, an unknown one is named
 pp run --help > "$work/help"
 for o in --type --file --null --check --jobs --keep-order --plugin-dir --progress \
