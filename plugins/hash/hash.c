@@ -71,24 +71,33 @@ static apr_status_t parse_path(void **arg, const char *text, apr_pool_t *p)
 static apr_status_t digest_file(unsigned char *out, unsigned *out_len, const hash_arg *h, int a,
                                 pp_task_ctx_t *ctx)
 {
+    apr_pool_t *scratch;
     apr_file_t *f;
     apr_status_t rv;
     EVP_MD_CTX *md;
     char *buf;
     int ok;
 
-    if (strcmp(h->path, "-") == 0)
-        rv = apr_file_open_stdin(&f, h->p);
-    else
-        rv = apr_file_open(&f, h->path, APR_FOPEN_READ | APR_FOPEN_BINARY, 0, h->p);
+    /* The buffer and the file live in a pool of their own, gone before the
+     * task ends: the next task gets the same memory back from the
+     * allocator, even while this task's pool waits (-k) to be printed. */
+    rv = apr_pool_create(&scratch, h->p);
     if (rv != APR_SUCCESS)
         return rv;
+    if (strcmp(h->path, "-") == 0)
+        rv = apr_file_open_stdin(&f, scratch);
+    else
+        rv = apr_file_open(&f, h->path, APR_FOPEN_READ | APR_FOPEN_BINARY, 0, scratch);
+    if (rv != APR_SUCCESS) {
+        apr_pool_destroy(scratch);
+        return rv;
+    }
     md = EVP_MD_CTX_new();
     if (!md) {
-        apr_file_close(f);
+        apr_pool_destroy(scratch);
         return APR_ENOMEM;
     }
-    buf = apr_palloc(h->p, CHUNK);
+    buf = apr_palloc(scratch, CHUNK);
     ok = EVP_DigestInit_ex(md, ALGO(a), NULL);
     while (ok) {
         apr_size_t n = CHUNK;
@@ -112,6 +121,7 @@ static apr_status_t digest_file(unsigned char *out, unsigned *out_len, const has
     EVP_MD_CTX_free(md);
     if (strcmp(h->path, "-") != 0)
         apr_file_close(f);
+    apr_pool_destroy(scratch);
     return rv;
 }
 

@@ -60,4 +60,10 @@ void cli_os_on_crash(void (*report)(const char *what));
 /** Non-zero when stderr is a terminal (the progress bar's default). */
 int cli_os_stderr_is_terminal(void);
 
+/** Non-zero when stdout is a terminal (results are then flushed at once). */
+int cli_os_stdout_is_terminal(void);
+
+/** The width of stderr's terminal in columns, or 80 when it will not say. */
+int cli_os_terminal_width(void);
+
 #endif

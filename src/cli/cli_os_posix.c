@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 static pthread_t reader_thread;
@@ -154,4 +155,18 @@ void cli_os_on_crash(void (*report)(const char *what))
 int cli_os_stderr_is_terminal(void)
 {
     return isatty(STDERR_FILENO);
+}
+
+int cli_os_stdout_is_terminal(void)
+{
+    return isatty(STDOUT_FILENO);
+}
+
+int cli_os_terminal_width(void)
+{
+    struct winsize ws;
+
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return ws.ws_col;
+    return 80;
 }

@@ -119,3 +119,17 @@ int cli_os_stderr_is_terminal(void)
 {
     return _isatty(_fileno(stderr));
 }
+
+int cli_os_stdout_is_terminal(void)
+{
+    return _isatty(_fileno(stdout));
+}
+
+int cli_os_terminal_width(void)
+{
+    CONSOLE_SCREEN_BUFFER_INFO info;
+
+    if (GetConsoleScreenBufferInfo(GetStdHandle(STD_ERROR_HANDLE), &info))
+        return info.srWindow.Right - info.srWindow.Left + 1;
+    return 80;
+}

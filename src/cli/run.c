@@ -39,6 +39,8 @@
 
 #define WINDOW 4096    /* -k: tasks that may finish ahead of the oldest */
 #define MAX_JOBS 4096  /* -j */
+#define TICK ((apr_interval_time_t)50000)    /* us: the ticker's period */
+#define FLUSH_EVERY TICK    /* stdout not a terminal: its buffer goes out this often */
 #define MAX_REPORTED 20    /* --check: bad lines named before "and N more" */
 #define OUTPUT_BUDGET ((apr_size_t)4 << 20)    /* output held in memory, all tasks */
 
@@ -86,7 +88,7 @@ struct run_state {
 
     apr_thread_mutex_t *lock;        /* stdout, stderr and everything below */
     apr_thread_cond_t  *window;      /* -k: the reader waits for room */
-    int                 keep_order;
+    int                 keep_order, reader_waits;
     cli_task           *ring[WINDOW];
     apr_uint64_t        next_print;
     apr_uint64_t        submitted, done, failed, cancelled;
@@ -101,7 +103,9 @@ struct run_state {
     FILE               *joblog;
     cli_task           *running;        /* --timeout: tasks running, oldest last */
     volatile apr_uint32_t halting;      /* --halt reached: start nothing more */
-    apr_thread_t       *progress_thread, *timeout_thread;
+    int                 stdout_tty, unflushed;
+    apr_time_t          flushed;        /* when stdout's buffer last went out */
+    apr_thread_t       *ticker;         /* flush, progress bar, --timeout */
     /* What each worker runs, for the crash report (set and read without
      * the lock: a crashing process cannot wait for one). */
     _Atomic(cli_task *) slot[MAX_JOBS];
@@ -300,46 +304,39 @@ static int input_error(run_state *st, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+/* One line, cut to the terminal's width as it is now (a resize must not
+ * wrap it into stale lines), the bar narrower on a narrow terminal. */
 static void draw_progress(run_state *st)
 {
     apr_uint64_t finished = st->done + st->failed + st->cancelled;
     double secs = (double)(apr_time_now() - st->start) / APR_USEC_PER_SEC;
     double rate = secs > 0 ? finished / secs : 0;
-    char bar[31];
-    int i, fill = 0;
+    int width = cli_os_terminal_width(), barlen = width - 50, i, fill = 0;
+    char bar[41], line[256];
 
+    barlen = barlen > 40 ? 40 : barlen < 10 ? 10 : barlen;
     if (st->input_done && st->submitted)
-        fill = (int)(30 * finished / st->submitted);
-    for (i = 0; i < 30; i++)
+        fill = (int)((apr_uint64_t)barlen * finished / st->submitted);
+    for (i = 0; i < barlen; i++)
         bar[i] = i < fill ? '#' : '.';
-    bar[30] = '\0';
+    bar[barlen] = '\0';
     if (st->input_done && st->submitted) {
         double left = rate > 0 ? (st->submitted - finished) / rate : 0;
-        fprintf(stderr, "\r\033[K[%s] %" APR_UINT64_T_FMT "/%" APR_UINT64_T_FMT
-                " %3d%% %.0f/s ETA %d:%02d", bar, finished, st->submitted,
-                (int)(100 * finished / st->submitted), rate,
-                (int)left / 60, (int)left % 60);
+        apr_snprintf(line, sizeof(line), "[%s] %" APR_UINT64_T_FMT "/%" APR_UINT64_T_FMT
+                     " %3d%% %.0f/s ETA %d:%02d", bar, finished, st->submitted,
+                     (int)(100 * finished / st->submitted), rate, (int)left / 60, (int)left % 60);
     }
     else {
-        fprintf(stderr, "\r\033[K[%s] %" APR_UINT64_T_FMT "/? %.0f/s", bar, finished, rate);
+        apr_snprintf(line, sizeof(line), "[%s] %" APR_UINT64_T_FMT "/? %.0f/s", bar, finished,
+                     rate);
     }
+    if (width > 1 && (apr_size_t)width - 1 < sizeof(line))
+        line[width - 1] = '\0';
+    fprintf(stderr, "\r\033[K%s", line);
     fflush(stderr);
     st->progress_shown = 1;
 }
 
-static void *APR_THREAD_FUNC progress_main(apr_thread_t *thread, void *data)
-{
-    run_state *st = data;
-
-    (void)thread;
-    while (!apr_atomic_read32(&st->finished)) {
-        apr_thread_mutex_lock(st->lock);
-        draw_progress(st);
-        apr_thread_mutex_unlock(st->lock);
-        apr_sleep(apr_time_from_msec(200));
-    }
-    return NULL;
-}
 
 /* Called with st->lock held: the first failed write stops the run. */
 static void write_failed(run_state *st)
@@ -441,18 +438,42 @@ static void print_joblog(FILE *f, const cli_task *t)
             t->out.bytes, code, sig, t->type->name, escaped(t->raw, t->rawlen, t->p));
 }
 
+/* Called with st->lock held: stdout's buffer goes out at once to a
+ * terminal, else when FLUSH_EVERY has passed since it last went (the
+ * progress thread flushes too), so that a stream of small results costs a
+ * write per buffer, not one per task. */
+static apr_status_t flush_output(run_state *st, int now)
+{
+    apr_time_t t;
+
+    if (!st->unflushed)
+        return APR_SUCCESS;
+    if (!now && !st->stdout_tty && (t = apr_time_now()) - st->flushed < FLUSH_EVERY)
+        return ferror(stdout) ? APR_FROM_OS_ERROR(errno ? errno : EIO) : APR_SUCCESS;
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout))
+        return APR_FROM_OS_ERROR(errno ? errno : EIO);
+    st->unflushed = 0;
+    st->flushed = apr_time_now();
+    return APR_SUCCESS;
+}
+
 /* Called with st->lock held: print a finished task whole, then let go.
  * Once a write has failed nothing more is written. */
 static void print_task(run_state *st, cli_task *t)
 {
-    clear_progress(st);
+    int redraw = st->progress_shown && st->stdout_tty;
+
+    /* The bar shares the terminal only when stdout is one too. */
+    if (st->stdout_tty)
+        clear_progress(st);
     if (st->joblog)
         print_joblog(st->joblog, t);
     if (!st->write_errno && (t->out.bytes || st->o->json)) {
         apr_status_t rv = st->o->json ? print_json(t) : cli_outbuf_print(&t->out, stdout);
-        errno = 0;
-        if (rv == APR_SUCCESS && (fflush(stdout) != 0 || ferror(stdout)))
-            rv = APR_FROM_OS_ERROR(errno ? errno : EIO);
+        st->unflushed = 1;
+        if (rv == APR_SUCCESS)
+            rv = flush_output(st, 0);
         if (rv != APR_SUCCESS) {
             errno = APR_TO_OS_ERROR(rv);
             write_failed(st);
@@ -460,6 +481,8 @@ static void print_task(run_state *st, cli_task *t)
     }
     cli_outbuf_release(&t->out);
     apr_pool_destroy(t->p);
+    if (redraw)
+        draw_progress(st);    /* visible while results stream past */
 }
 
 /* ------------------------------------------------------------ tasks */
@@ -560,19 +583,29 @@ static apr_status_t task_run(void *arg, pp_task_ctx_t *ctx)
     return t->status;
 }
 
-/* --timeout: every 50 ms, cancel the group of each task past its time
- * (cooperative: the task hears it through pp_task_cancelled). Under the
- * lock, so a task cannot end and free its group meanwhile; its group holds
- * no queued task to release (that would need the lock). */
-static void *APR_THREAD_FUNC timeout_main(apr_thread_t *thread, void *data)
+/* The run's clock, every TICK: stdout's buffer goes out when due, the
+ * progress bar is redrawn (every fourth tick), and with --timeout the group
+ * of each task past its time is cancelled (cooperative: the task hears it
+ * through pp_task_cancelled). The cancel is made under the lock, so a task
+ * cannot end and free its group meanwhile; the group holds no queued task
+ * whose release would need the lock. */
+static void *APR_THREAD_FUNC ticker_main(apr_thread_t *thread, void *data)
 {
     run_state *st = data;
+    unsigned tick = 0;
     cli_task *t;
+    apr_status_t rv;
 
     (void)thread;
     while (!apr_atomic_read32(&st->finished)) {
         apr_time_t now = apr_time_now();
         apr_thread_mutex_lock(st->lock);
+        if (st->progress && tick++ % 4 == 0)
+            draw_progress(st);
+        if (!st->write_errno && (rv = flush_output(st, 0)) != APR_SUCCESS) {
+            errno = APR_TO_OS_ERROR(rv);
+            write_failed(st);
+        }
         for (t = st->running; t; t = t->next) {
             if (!t->timed_out && now - t->started >= st->o->timeout) {
                 t->timed_out = 1;
@@ -580,7 +613,7 @@ static void *APR_THREAD_FUNC timeout_main(apr_thread_t *thread, void *data)
             }
         }
         apr_thread_mutex_unlock(st->lock);
-        apr_sleep(apr_time_from_msec(50));
+        apr_sleep(TICK);
     }
     return NULL;
 }
@@ -656,7 +689,12 @@ static void task_release(void *arg)
             st->next_print++;
             print_task(st, next);
         }
-        apr_thread_cond_signal(st->window);
+        /* The reader waits for half the window, not one slot: one wake-up
+         * per WINDOW / 2 tasks however far ahead they finish. */
+        if (st->reader_waits && st->submitted - st->next_print <= WINDOW / 2) {
+            st->reader_waits = 0;
+            apr_thread_cond_signal(st->window);
+        }
     }
     cancel = cancel || st->write_errno != 0;
     apr_thread_mutex_unlock(st->lock);
@@ -737,8 +775,10 @@ static void queue(run_state *st, cli_task *t)
     }
     apr_thread_mutex_lock(st->lock);
     t->index = st->submitted;
-    while (st->keep_order && t->index - st->next_print >= WINDOW)
+    while (st->keep_order && t->index - st->next_print >= WINDOW) {
+        st->reader_waits = 1;
         apr_thread_cond_wait(st->window, st->lock);
+    }
     st->submitted++;
     apr_thread_mutex_unlock(st->lock);
 
@@ -1144,17 +1184,19 @@ static apr_status_t start_run(run_state *st, const run_opts *o, apr_pool_t *p)
     if (rv == APR_SUCCESS)
         rv = pp_group_create(&st->group, p);
     if (rv == APR_SUCCESS && o->timeout > 0)
-        rv = apr_thread_create(&st->timeout_thread, NULL, timeout_main, st, p);
+        rv = apr_thread_create(&st->ticker, NULL, ticker_main, st, p);
     if (rv != APR_SUCCESS)
         return rv;
     summary_json = o->json;
     summary_quiet = o->quiet;
     interrupt_target = st;
     st->start = apr_time_now();
-    /* A run without its progress bar is still a run: go on without it. */
-    if (o->progress
-        && apr_thread_create(&st->progress_thread, NULL, progress_main, st, p) != APR_SUCCESS) {
-        st->progress_thread = NULL;
+    /* Without --timeout a run goes on without its ticker: results are
+     * then flushed at once, and there is no progress bar. */
+    st->stdout_tty = cli_os_stdout_is_terminal();
+    if (!st->ticker && apr_thread_create(&st->ticker, NULL, ticker_main, st, p) != APR_SUCCESS) {
+        st->ticker = NULL;
+        st->stdout_tty = 1;
         st->progress = 0;
     }
     return APR_SUCCESS;
@@ -1192,10 +1234,8 @@ static int finish_run(run_state *st, int rc)
     pp_pool_shutdown(st->pool, PP_DRAIN, -1);
     interrupt_target = NULL;
     apr_atomic_set32(&st->finished, 1);
-    if (st->progress_thread)
-        apr_thread_join(&ignored, st->progress_thread);
-    if (st->timeout_thread)
-        apr_thread_join(&ignored, st->timeout_thread);
+    if (st->ticker)
+        apr_thread_join(&ignored, st->ticker);
     apr_thread_mutex_lock(st->lock);
     if (apr_atomic_read32(&interrupts))
         rc = CLI_INTERRUPTED;

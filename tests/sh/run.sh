@@ -126,6 +126,14 @@ contains "$work/err" "unknown option '--frobnicate'" "the unknown option is name
 pp run -q demo.echo x > /dev/null 2> "$work/err"
 check "-q: no summary" "$(cat "$work/err")" ""
 
+# --- -k with a slow first task: the window fills (4096), the reader waits
+# for half of it to drain, order holds
+{ echo "demo.sleep 500"; awk 'BEGIN { for (i = 0; i < 10000; i++) print "demo.echo " i }'; } > "$work/window"
+pp run -j 2 -k -q -f "$work/window" > "$work/out" 2>/dev/null
+check "-k past a full window exits 0" "$?" 0
+awk 'BEGIN { for (i = 0; i < 10000; i++) print i }' > "$work/want"
+cmp -s "$work/out" "$work/want" && ok "-k past a full window keeps the order" || bad "-k order broken past the window"
+
 # --- --json: JSON Lines on stdout, one object per task, failures included,
 # the summary last; valid for jq whatever the bytes
 printf 'demo.echo a\ndemo.fail b\n' > "$work/jl"
