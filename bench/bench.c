@@ -884,16 +884,78 @@ static void json_fig(FILE *f, double v, int digits)
         fprintf(f, "%.*f", digits + 1, v);
 }
 
-static void write_files(const char *dir, const row *rows, int nrows, const params *pr)
+/* mkdir -p: 0, or -1 with errno. */
+static int make_dirs(const char *dir)
+{
+    char path[4096], *s;
+
+    if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (s = path + 1; ; s++) {
+        if (*s == '/' || *s == '\0') {
+            char c = *s;
+            *s = '\0';
+            if (mkdir(path, 0777) != 0 && errno != EEXIST)
+                return -1;
+            *s = c;
+            if (!c)
+                break;
+        }
+    }
+    return 0;
+}
+
+/* Where results go without --out: $XDG_CACHE_HOME/parkpool/bench, else
+ * ~/.cache/parkpool/bench, else ./parkpool-bench. */
+static const char *default_out_dir(void)
+{
+    static char dir[4096];
+    const char *cache = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+    if (cache && cache[0] == '/')
+        snprintf(dir, sizeof(dir), "%s/parkpool/bench", cache);
+    else if (home && home[0] == '/')
+        snprintf(dir, sizeof(dir), "%s/.cache/parkpool/bench", home);
+    else
+        snprintf(dir, sizeof(dir), "parkpool-bench");
+    return dir;
+}
+
+/* Closes f: 0, or -1 (and says so) if anything written to it failed. */
+static int finish_file(FILE *f, const char *path)
+{
+    int bad = ferror(f);
+
+    if (fclose(f) != 0 || bad) {
+        fprintf(stderr, "pp_bench: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+        return -1;
+    }
+    return 0;
+}
+
+static FILE *open_out(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f)
+        fprintf(stderr, "pp_bench: cannot write %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+/* The result files in dir: 0, or -1 after saying which failed. */
+static int write_files(const char *dir, const row *rows, int nrows, const params *pr)
 {
     char path[4096];
     FILE *f;
-    int k, c;
+    int k, c, rc = 0;
     unsigned w;
 
-    mkdir(dir, 0777);
     snprintf(path, sizeof(path), "%s/results.csv", dir);
-    if ((f = fopen(path, "w")) != NULL) {
+    if ((f = open_out(path)) == NULL)
+        return -1;
+    {
         fprintf(f, "pool,workers");
         for (c = 0; c < NCOLS; c++)
             fprintf(f, ",%s", col_key[c]);
@@ -911,10 +973,12 @@ static void write_files(const char *dir, const row *rows, int nrows, const param
             }
             fprintf(f, "\n");
         }
-        fclose(f);
+        rc |= finish_file(f, path);
     }
     snprintf(path, sizeof(path), "%s/results.json", dir);
-    if ((f = fopen(path, "w")) != NULL) {
+    if ((f = open_out(path)) == NULL)
+        return -1;
+    {
         fprintf(f, "{\"parkpool\":\"%s\",\"park_backend\":\"%s\",\"reps\":%u,\"quick\":%s,"
                 "\"rows\":[", pp_version(), pp_park_backend(), pr->reps,
                 pr->div > 1 ? "true" : "false");
@@ -928,12 +992,14 @@ static void write_files(const char *dir, const row *rows, int nrows, const param
             fprintf(f, "}");
         }
         fprintf(f, "\n]}\n");
-        fclose(f);
+        rc |= finish_file(f, path);
     }
     /* For bench/plot.gp: one block per column, a line per worker count,
      * one field per pool (limits left out; NaN where there is no figure). */
     snprintf(path, sizeof(path), "%s/plot.dat", dir);
-    if ((f = fopen(path, "w")) != NULL) {
+    if ((f = open_out(path)) == NULL)
+        return -1;
+    {
         for (c = 0; c < NCOLS; c++) {
             fprintf(f, "# %s\nN", col_name[c]);
             for (k = 0; k < nrows && rows[k].workers == rows[0].workers; k++)
@@ -953,8 +1019,9 @@ static void write_files(const char *dir, const row *rows, int nrows, const param
             }
             fprintf(f, "\n\n");
         }
-        fclose(f);
+        rc |= finish_file(f, path);
     }
+    return rc;
 }
 
 /* Whether name is one of the comma-separated names in list. */
@@ -1017,7 +1084,9 @@ static const row *first_of(const row *rows, int k)
 static void usage(void)
 {
     fprintf(stderr, "usage: pp_bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n"
-                    "                [--only POOL,POOL...] [--work W1,W6...]\n");
+                    "                [--only POOL,POOL...] [--work W1,W6...]\n"
+                    "--out: made if missing; default $XDG_CACHE_HOME/parkpool/bench, or\n"
+                    "~/.cache/parkpool/bench\n");
     exit(2);
 }
 
@@ -1025,7 +1094,7 @@ int main(int argc, char **argv)
 {
     static const unsigned worker_counts[] = { 2, 4 };
     params pr = { 1, 5, 2.0, 120.0 };
-    const char *out_dir = "bench/results", *only = NULL, *works = NULL;
+    const char *out_dir = NULL, *only = NULL, *works = NULL;
     static row rows[NROWS_MAX];
     static cell cells[NROWS_MAX * NWORK];
     row *spsc, *fx;
@@ -1064,6 +1133,14 @@ int main(int argc, char **argv)
         else {
             usage();
         }
+    }
+    /* Before the hour of measuring: a folder that cannot be made fails now. */
+    if (!out_dir)
+        out_dir = default_out_dir();
+    if (make_dirs(out_dir) != 0) {
+        fprintf(stderr, "pp_bench: cannot make the results folder %s: %s\n", out_dir,
+                strerror(errno));
+        return 2;
     }
     apr_initialize();
 
@@ -1135,7 +1212,10 @@ int main(int argc, char **argv)
             printf(" %11s", "-");
     }
     printf("\n");
-    write_files(out_dir, rows, nrows, &pr);
+    if (write_files(out_dir, rows, nrows, &pr) != 0) {
+        apr_terminate();
+        return 1;
+    }
     printf("written: %s/results.csv, results.json, plot.dat\n", out_dir);
     apr_terminate();
     return 0;

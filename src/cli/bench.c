@@ -53,7 +53,9 @@ int cli_bench(int argc, const char *const *argv, apr_pool_t *p)
         printf("usage: parkpool bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n"
                "                      [--only POOL,POOL...] [--work W1,W6...]\n"
                "Runs the benchmark workloads W1-W6 for parkpool and the peer pools this\n"
-               "build found, and prints the table (see parkpool(1)).\n");
+               "build found, and prints the table (see parkpool(1)). Results go to --out\n"
+               "DIR (made if missing), by default $XDG_CACHE_HOME/parkpool/bench or\n"
+               "~/.cache/parkpool/bench.\n");
         return CLI_OK;
     }
     if (!prog) {

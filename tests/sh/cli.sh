@@ -166,6 +166,11 @@ else
     rows=$(grep -cE '^parkpool +[24] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/bench.out")
     check "bench: a row of figures for 2 and 4 workers" "$rows" 2
     [ -s "$work/bench/results.csv" ] && ok "bench wrote results.csv" || bad "bench wrote no results.csv"
+    pp bench --quick --reps 1 --only parkpool --work W6 --out "$work/made/for/it" > /dev/null 2>&1
+    [ -s "$work/made/for/it/results.csv" ] && ok "bench makes its --out folder" || bad "bench --out folder not made"
+    pp bench --quick --reps 1 --only parkpool --work W6 --out /proc/no/such > /dev/null 2> "$work/bench.err"
+    check "bench with a folder it cannot make exits 2" "$?" 2
+    contains "$work/bench.err" "cannot make the results folder /proc/no/such" "bench says which folder"
     pp bench --quick --reps 1 --only parkpool --work W6 --out "$work/bench" > "$work/bench.out" 2>&1
     rows=$(grep -cE '^parkpool +[24]( +-){7} +[0-9.]+$' "$work/bench.out")
     check "bench --work W6: only W6 figures" "$rows" 2
