@@ -48,6 +48,7 @@
  */
 #include "config.h"
 #include "parkpool/parkpool.h"
+#include "mainjob.h"
 
 #include <apr_atomic.h>
 #include <apr_general.h>
@@ -1048,14 +1049,26 @@ static int work_listed(const char *list, int w)
     return !list || listed(list, name);
 }
 
-/* Whether every name in a --work list is W1 to W6. */
+/* Whether a --work list names any of W1 to W6. */
+static int any_pool_work(const char *list)
+{
+    int w;
+
+    for (w = 0; w < NWORK; w++)
+        if (work_listed(list, w))
+            return 1;
+    return 0;
+}
+
+/* Whether every name in a --work list is W1 to W6 or MAIN. */
 static int works_valid(const char *list)
 {
     size_t n;
 
     for (;; list += n + 1) {
         n = strcspn(list, ",");
-        if (n != 2 || list[0] != 'W' || list[1] < '1' || list[1] > '0' + NWORK)
+        if ((n != 2 || list[0] != 'W' || list[1] < '1' || list[1] > '0' + NWORK)
+            && (n != 4 || strncmp(list, "MAIN", 4) != 0))
             return 0;
         if (!list[n])
             return 1;
@@ -1094,7 +1107,7 @@ int main(int argc, char **argv)
 {
     static const unsigned worker_counts[] = { 2, 4 };
     params pr = { 1, 5, 2.0, 120.0 };
-    const char *out_dir = NULL, *only = NULL, *works = NULL;
+    const char *out_dir = NULL, *only = NULL, *works = NULL, *parkpool = "parkpool";
     static row rows[NROWS_MAX];
     static cell cells[NROWS_MAX * NWORK];
     row *spsc, *fx;
@@ -1118,6 +1131,9 @@ int main(int argc, char **argv)
             pr.timeout_s = atof(argv[++i]);
             if (pr.timeout_s <= 0)
                 usage();
+        }
+        else if (strcmp(argv[i], "--parkpool") == 0 && i + 1 < argc) {
+            parkpool = argv[++i];
         }
         else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
             out_dir = argv[++i];
@@ -1155,6 +1171,11 @@ int main(int argc, char **argv)
 #endif
     printf("W4 is always a 4-worker pool; the limits do not depend on N.\n");
     fflush(stdout);
+    if (works && !any_pool_work(works)) {    /* --work MAIN: the main job alone */
+        int rc = pp_bench_main_job(parkpool, pr.reps, pr.div > 1);
+        apr_terminate();
+        return rc == 0 ? 0 : 1;
+    }
     /* The rows, and a cell for each workload of each row. */
     for (w = 0; w < sizeof(worker_counts) / sizeof(worker_counts[0]); w++) {
         for (k = 0; k < NADAPTERS; k++) {
@@ -1217,6 +1238,13 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("written: %s/results.csv, results.json, plot.dat\n", out_dir);
+    if (!works || listed(works, "MAIN")) {
+        fflush(stdout);
+        if (pp_bench_main_job(parkpool, pr.reps, pr.div > 1) != 0) {
+            apr_terminate();
+            return 1;
+        }
+    }
     apr_terminate();
     return 0;
 }

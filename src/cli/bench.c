@@ -9,6 +9,7 @@
 #include "config.h"
 #include "pp_paths.h"
 #include "cli.h"
+#include "cli_os.h"
 
 #include <apr_file_info.h>
 #include <apr_strings.h>
@@ -40,7 +41,7 @@ static const char *bench_program(const char *argv0, apr_pool_t *p)
 
 int cli_bench(int argc, const char *const *argv, apr_pool_t *p)
 {
-    const char *prog = bench_program(argv[0], p);
+    const char *prog = bench_program(argv[0], p), *self;
     const char **args;
     apr_procattr_t *attr;
     apr_proc_t proc;
@@ -51,9 +52,10 @@ int cli_bench(int argc, const char *const *argv, apr_pool_t *p)
 
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         printf("usage: parkpool bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n"
-               "                      [--only POOL,POOL...] [--work W1,W6...]\n"
+               "                      [--only POOL,POOL...] [--work W1,W6,MAIN...]\n"
                "Runs the benchmark workloads W1-W6 for parkpool and the peer pools this\n"
-               "build found, and prints the table (see parkpool(1)). Results go to --out\n"
+               "build found, and the main job (MAIN: this program hashing a tree against\n"
+               "coreutils, xargs and GNU parallel), and prints the tables (see parkpool(1)). Results go to --out\n"
                "DIR (made if missing), by default $XDG_CACHE_HOME/parkpool/bench or\n"
                "~/.cache/parkpool/bench.\n");
         return CLI_OK;
@@ -62,10 +64,16 @@ int cli_bench(int argc, const char *const *argv, apr_pool_t *p)
         cli_error("bench: the benchmark program is not installed with this build");
         return CLI_USAGE;
     }
-    args = apr_palloc(p, (apr_size_t)(argc + 1) * sizeof(*args));
+    /* The main job table times this very program. */
+    self = cli_os_self_path(p);
+    args = apr_palloc(p, (apr_size_t)(argc + 3) * sizeof(*args));
     args[0] = prog;
     for (i = 1; i < argc; i++)
         args[i] = argv[i];
+    if (self) {
+        args[argc++] = "--parkpool";
+        args[argc++] = self;
+    }
     args[argc] = NULL;
     rv = apr_procattr_create(&attr, p);
     if (rv == APR_SUCCESS)

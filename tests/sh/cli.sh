@@ -163,6 +163,10 @@ if [ "$windows" = 1 ]; then
 else
     pp bench --quick --reps 1 --only parkpool --out "$work/bench" > "$work/bench.out" 2>&1
     check "bench --quick exits 0" "$?" 0
+    # The main job table: parkpool and coreutils figures for each digest.
+    check "bench: the main job's rows" "$(grep -cE '^(sha256|sha1|md5) +[0-9.]+ +[0-9.]+ +[0-9.]+' "$work/bench.out")" 3
+    grep -qE '^main job: a stream of 200000 lines \(hash.sha1\): max RSS [0-9.]+ MiB, with -k [0-9.]+ MiB' \
+        "$work/bench.out" && ok "bench: the stream's memory" || bad "bench: no stream memory line"
     rows=$(grep -cE '^parkpool +[24] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/bench.out")
     check "bench: a row of figures for 2 and 4 workers" "$rows" 2
     [ -s "$work/bench/results.csv" ] && ok "bench wrote results.csv" || bad "bench wrote no results.csv"
