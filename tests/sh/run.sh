@@ -115,11 +115,22 @@ fi
 
 # --- options: --help lists each, an unknown one is named
 pp run --help > "$work/help"
-for o in --type --file --null --check --jobs --keep-order --plugin-dir --progress \
+for o in --type --file --null --check --jobs --keep-order --plugin-dir --progress --timeout \
+         --retries --halt --joblog --dry-run --verbose --bar --eta \
          --no-progress --json --quiet --help; do
     grep -q -- "$o" "$work/help" || bad "run --help does not list $o"
 done
 ok "run --help lists every option"
+# The man page covers every option that --help lists and every bundled type
+# (compared without roff's backslashes: \-\-type is --type).
+tr -d '\\' < "${top_srcdir:-$(dirname "$0")/../..}/parkpool.1" > "$work/man.txt"
+for o in $(sed -n 's/^ *\(-., \)\{0,1\}--\([a-z-]*\).*/\2/p' "$work/help"); do
+    grep -q -- "--$o" "$work/man.txt" || bad "parkpool.1 does not mention --$o"
+done
+for t in $(pp plugins | sed -n 's/^  \([a-z0-9]*\.[a-z0-9.]*\) .*/\1/p'); do
+    grep -q "$t" "$work/man.txt" || bad "parkpool.1 does not mention $t"
+done
+ok "parkpool.1 covers the options and the bundled types"
 pp run --frobnicate demo.echo x > /dev/null 2> "$work/err"
 check "an unknown option exits 2" "$?" 2
 contains "$work/err" "unknown option '--frobnicate'" "the unknown option is named"
