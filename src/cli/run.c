@@ -120,7 +120,9 @@ static _Thread_local cli_task *current;
  * interrupted. */
 static volatile apr_uint32_t interrupts, stop_input;
 static volatile apr_uint32_t cancel_sent;
-static run_state *volatile interrupt_target;
+/* The run the interrupt thread and a crash act on: published with release
+ * once the run is set up (the pool, the lock), read with acquire. */
+static _Atomic(run_state *) interrupt_target;
 
 static void print_summary(run_state *st, int json, int rc);
 static int summary_json, summary_quiet;
@@ -137,7 +139,7 @@ static void cancel_run(run_state *st)
 /* Runs in the OS's interrupt thread (cli_os.h), not in a signal handler. */
 static void on_interrupt(void)
 {
-    run_state *st = interrupt_target;
+    run_state *st = atomic_load_explicit(&interrupt_target, memory_order_acquire);
     apr_uint32_t n = apr_atomic_inc32(&interrupts) + 1;
     pp_stats_t ps;
 
@@ -203,7 +205,7 @@ static void say_count(apr_uint64_t n, const char *what)
 
 static void crash_report(const char *what)
 {
-    run_state *st = interrupt_target;
+    run_state *st = atomic_load_explicit(&interrupt_target, memory_order_acquire);
     apr_uint64_t i, held = 0, lost = 0;
     int w;
 
@@ -1189,7 +1191,7 @@ static apr_status_t start_run(run_state *st, const run_opts *o, apr_pool_t *p)
         return rv;
     summary_json = o->json;
     summary_quiet = o->quiet;
-    interrupt_target = st;
+    atomic_store_explicit(&interrupt_target, st, memory_order_release);
     st->start = apr_time_now();
     /* Without --timeout a run goes on without its ticker: results are
      * then flushed at once, and there is no progress bar. */
@@ -1232,7 +1234,7 @@ static int finish_run(run_state *st, int rc)
 
     pp_group_wait(st->group, -1);
     pp_pool_shutdown(st->pool, PP_DRAIN, -1);
-    interrupt_target = NULL;
+    atomic_store_explicit(&interrupt_target, NULL, memory_order_release);
     apr_atomic_set32(&st->finished, 1);
     if (st->ticker)
         apr_thread_join(&ignored, st->ticker);
