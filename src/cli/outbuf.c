@@ -64,6 +64,8 @@ void cli_outbuf_add(cli_outbuf *b, const char *data, apr_size_t len)
         b->spill_full = 1;
         data += n;
         len -= n;
+        if (len == 0)
+            return;
     }
     room = c ? c->cap - c->len : 0;
     if (room >= len) {

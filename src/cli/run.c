@@ -104,6 +104,7 @@ struct run_state {
     cli_task           *running;        /* --timeout: tasks running, oldest last */
     volatile apr_uint32_t halting;      /* --halt reached: start nothing more */
     int                 stdout_tty, unflushed;
+    int                 muted;          /* --check: bad lines past MAX_REPORTED */
     apr_time_t          flushed;        /* when stdout's buffer last went out */
     apr_thread_t       *ticker;         /* flush, progress bar, --timeout */
     /* What each worker runs, for the crash report (set and read without
@@ -296,6 +297,8 @@ static int input_error(run_state *st, const char *fmt, ...)
     char line[1024];
     va_list ap;
 
+    if (st->muted)
+        return CLI_USAGE;
     va_start(ap, fmt);
     apr_vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
@@ -446,11 +449,9 @@ static void print_joblog(FILE *f, const cli_task *t)
  * write per buffer, not one per task. */
 static apr_status_t flush_output(run_state *st, int now)
 {
-    apr_time_t t;
-
     if (!st->unflushed)
         return APR_SUCCESS;
-    if (!now && !st->stdout_tty && (t = apr_time_now()) - st->flushed < FLUSH_EVERY)
+    if (!now && !st->stdout_tty && apr_time_now() - st->flushed < FLUSH_EVERY)
         return ferror(stdout) ? APR_FROM_OS_ERROR(errno ? errno : EIO) : APR_SUCCESS;
     errno = 0;
     if (fflush(stdout) != 0 || ferror(stdout))
@@ -823,7 +824,7 @@ static int read_records(run_state *st, const pp_registry_t *reg, int fd, const c
     apr_array_header_t *held = apr_array_make(p, o->check ? 1024 : 1, sizeof(cli_task *));
     cli_records *r;
     cli_rec_result got;
-    cli_task *t;
+    cli_task *t = NULL;
     char *rec, where[64];
     size_t len;
     apr_uint64_t bad = 0;
@@ -849,6 +850,7 @@ static int read_records(run_state *st, const pp_registry_t *reg, int fd, const c
                              (unsigned)(CLI_RECORD_MAX >> 20));
             break;
         }
+        t = NULL;
         if (got == CLI_REC_NUL)
             rc = input_error(st, "%sa NUL byte in the line (records ending in NUL need -0)",
                              where);
@@ -860,6 +862,7 @@ static int read_records(run_state *st, const pp_registry_t *reg, int fd, const c
             if (++bad == MAX_REPORTED) {
                 input_error(st, "run: more bad lines follow; only the first %d are named",
                             MAX_REPORTED);
+                st->muted = 1;
             }
             continue;
         }
@@ -869,6 +872,7 @@ static int read_records(run_state *st, const pp_registry_t *reg, int fd, const c
             queue(st, t);
     }
     cli_records_close(r);
+    st->muted = 0;
     if (o->check && bad) {
         input_error(st, "run: %" APR_UINT64_T_FMT " bad %s%s; --check runs nothing", bad,
                     o->sep ? "line" : "record", bad == 1 ? "" : "s");

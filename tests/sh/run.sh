@@ -47,6 +47,10 @@ check "--check: a bad line exits 2" "$?" 2
 check "--check: nothing ran" "$(cat "$work/out")" ""
 contains "$work/err" "line 2: unknown task type 'demo.nope'" "--check names the bad line"
 contains "$work/err" "1 bad line; --check runs nothing" "--check says it ran nothing"
+awk 'BEGIN { for (i = 0; i < 50; i++) print "demo.nope " i }' > "$work/bad50"
+pp run --check -f "$work/bad50" > /dev/null 2> "$work/err"
+check "--check names the first 20 bad lines only" "$(grep -c 'unknown task type' "$work/err")" 20
+contains "$work/err" "50 bad lines; --check runs nothing" "--check counts them all"
 pp run -k --check -f "$work/jobs-none" > /dev/null 2>&1
 check "--check of a missing file exits 2" "$?" 2
 printf 'demo.echo one\ndemo.echo two\n' | pp run -k --check -f - > "$work/out" 2>/dev/null
