@@ -1173,7 +1173,8 @@ static apr_status_t start_run(run_state *st, const run_opts *o, apr_pool_t *p)
     if (rv != APR_SUCCESS)
         return rv;
     if (o->joblog) {
-        st->joblog = strcmp(o->joblog, "-") ? fopen(o->joblog, "w") : stdout;
+        /* Binary: LF line ends on Windows too, as GNU parallel writes them. */
+        st->joblog = strcmp(o->joblog, "-") ? fopen(o->joblog, "wb") : stdout;
         if (!st->joblog)
             return APR_FROM_OS_ERROR(errno);
         fputs("Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n",

@@ -40,7 +40,7 @@ check "-- ends the options" "$(pp run -- demo.echo -x 2>/dev/null)" "-x"
 # --- exit statuses
 pp run exec.sh 'echo hi' > "$work/out" 2>/dev/null
 check "exec.sh success exits 0" "$?" 0
-check "exec.sh output" "$(cat "$work/out")" hi
+check "exec.sh output" "$(tr -d '\r' < "$work/out")" hi    # cmd.exe ends lines in CR LF
 pp run exec.sh 'exit 3' > /dev/null 2> "$work/err"
 check "exec.sh exit 3 exits 1" "$?" 1
 if grep -q 'exec.sh exit 3: the child process exited with status 3' "$work/err"; then ok "exec.sh failure reported"; else bad "exec.sh failure not reported: $(cat "$work/err")"; fi
@@ -88,7 +88,9 @@ ready "$work/out1"
 kill -INT $pid
 wait $pid
 check "one SIGINT exits 130" "$?" 130
-check "one SIGINT drains: done" "$(json_field "$work/out1" done)" 41
+# The first Ctrl-C stops the input where it is (under load the reader may
+# not have queued all 41 yet): everything queued by then runs.
+check "one SIGINT drains: done = submitted" "$(json_field "$work/out1" done)" "$(json_field "$work/out1" submitted)"
 check "one SIGINT drains: cancelled" "$(json_field "$work/out1" cancelled)" 0
 ${PP_WRAP:-} "$ppbin" run -j 2 --json -f "$work/sleeps" > "$work/out2" 2> "$work/int2" &
 pid=$!

@@ -16,8 +16,8 @@ head -c 262145 /dev/urandom > "$work/t/above"
 head -c 1048576 /dev/urandom > "$work/t/mib"
 printf x > "$work/t/lead"
 mv "$work/t/lead" "$work/t/ lead"
-printf y > "$work/t/back\\slash"
 if [ "$windows" != 1 ]; then    # names Windows cannot hold
+    printf y > "$work/t/back\\slash"
     printf z > "$work/t/$(printf 'new\nline')"
     printf w > "$work/t/$(printf 'car\rriage')"
 fi
