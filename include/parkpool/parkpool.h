@@ -296,9 +296,10 @@ PP_API void pp_task_emit(pp_task_ctx_t *ctx, const char *line);
 /**
  * Hand len bytes of the task's output (binary or text, any piece of it) to
  * the pool's on_write hook. A pool without one gives them to on_output a
- * line at a time: each LF ends a line (the LF not part of it), as does the
- * end of data, and a line stops at its first NUL; so write whole lines
- * when the host may be such a pool. Dropped if there is neither hook.
+ * line at a time: each LF ends a line (the LF, and a CR before it, not
+ * part of it), as does the end of data, and a line stops at its first
+ * NUL; so write whole lines when the host may be such a pool. Dropped if
+ * there is neither hook.
  */
 PP_API void pp_task_write(pp_task_ctx_t *ctx, const char *data, apr_size_t len);
 

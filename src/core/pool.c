@@ -352,8 +352,10 @@ void pp_task_write(pp_task_ctx_t *ctx, const char *data, apr_size_t len)
     }
     if (!cfg->on_output)
         return;
-    /* A line per LF for hosts that only take lines; the piece after the
-     * last LF is a line of its own, NUL-terminated in a copy. */
+    /* A line per LF for hosts that only take lines (a CR before the LF is
+     * part of the ending, as in the job line grammar, so cmd.exe's lines
+     * read as Unix ones); the piece after the last LF is a line of its
+     * own. Each is NUL-terminated in a copy. */
     for (end = data + len; data < end; data = nl + 1) {
         char line[512], *copy = line;
         apr_size_t n;
@@ -362,6 +364,8 @@ void pp_task_write(pp_task_ctx_t *ctx, const char *data, apr_size_t len)
         if (!nl)
             nl = end;
         n = (apr_size_t)(nl - data);
+        if (nl < end && n > 0 && data[n - 1] == '\r')
+            n--;
         if (n >= sizeof(line) && (copy = malloc(n + 1)) == NULL)
             return;    /* no memory for it: the output is dropped, as with no hook */
         memcpy(copy, data, n);
