@@ -104,14 +104,13 @@ static void on_interrupt(void)
 
 /* ------------------------------------------------------------ crash */
 
+/* In a signal handler (cli_os_on_crash): the report is async-signal-safe. */
 static void crash_report(const char *what)
 {
     run_crash_report(atomic_load_explicit(&interrupt_target, memory_order_acquire), what);
 }
 
 /* ------------------------------------------------------------ output */
-
-
 
 static int input_error(run_state *st, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
