@@ -497,6 +497,21 @@ static void queue(run_state *st, cli_task *t)
 
 /* ------------------------------------------------------------ input */
 
+/* Tasks made before any ran (--check, or the command line's words): all
+ * queued when the input was good and nothing stopped it, else all freed. */
+static void queue_held(run_state *st, apr_array_header_t *held, int good)
+{
+    int i;
+
+    for (i = 0; i < held->nelts; i++) {
+        cli_task *t = APR_ARRAY_IDX(held, i, cli_task *);
+        if (good && !apr_atomic_read32(&stop_input))
+            queue(st, t);
+        else
+            apr_pool_destroy(t->p);
+    }
+}
+
 /* One input record: TYPE ARG, or ARG alone with --type. */
 static int prepare_record(cli_task **t, run_state *st, const pp_registry_t *reg,
                           const run_opts *o, char *rec, apr_size_t len, const char *where)
@@ -534,7 +549,7 @@ static int read_records(run_state *st, const pp_registry_t *reg, int fd, const c
     size_t len;
     apr_uint64_t bad = 0;
     apr_status_t rv;
-    int i, rc = 0;
+    int rc = 0;
 
     rv = cli_records_open(&r, fd, o->sep, &stop_input, p);
     if (rv != APR_SUCCESS)
@@ -583,13 +598,7 @@ static int read_records(run_state *st, const pp_registry_t *reg, int fd, const c
                     o->sep ? "line" : "record", bad == 1 ? "" : "s");
         rc = CLI_USAGE;
     }
-    for (i = 0; i < held->nelts; i++) {
-        t = APR_ARRAY_IDX(held, i, cli_task *);
-        if (rc == 0 && !apr_atomic_read32(&stop_input))
-            queue(st, t);
-        else
-            apr_pool_destroy(t->p);
-    }
+    queue_held(st, held, rc == 0);
     return rc;
 }
 
@@ -608,13 +617,7 @@ static int read_words(run_state *st, const pp_registry_t *reg, const run_opts *o
         if (rc == 0)
             APR_ARRAY_PUSH(held, cli_task *) = t;
     }
-    for (i = 0; i < held->nelts; i++) {
-        t = APR_ARRAY_IDX(held, i, cli_task *);
-        if (rc == 0 && !apr_atomic_read32(&stop_input))
-            queue(st, t);
-        else
-            apr_pool_destroy(t->p);
-    }
+    queue_held(st, held, rc == 0);
     return rc;
 }
 
