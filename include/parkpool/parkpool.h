@@ -87,6 +87,32 @@ typedef apr_status_t (*pp_task_fn)(void *arg, pp_task_ctx_t *ctx);
 #define PP_DRAIN  1 /**< run everything queued, then stop */
 #define PP_CANCEL 2 /**< drop everything queued, let running tasks finish */
 
+/*
+ * Structs that grow. pp_config_t, pp_stats_t and pp_task_t are allocated
+ * by the caller and only ever grow at the end: a field, once published,
+ * keeps its place. The calls that take one (pp_config_init, pp_pool_create,
+ * pp_pool_stats, pp_submit_task) are inline wrappers below that pass the
+ * size the caller was compiled with to a *_sized entry point, as zlib's
+ * deflateInit() passes sizeof(z_stream). The library reads or writes that
+ * many bytes and no more; the fields a smaller (older) caller does not
+ * have read as zero, which is "off, as before" for every field added
+ * since 0.1.0. A caller built against a newer header than the library
+ * works too as long as the fields this library does not know are zero;
+ * otherwise the call fails with APR_ENOTIMPL (Linux's clone3() and
+ * openat2() take their structs the same way). Programs built before this
+ * policy (libparkpool.so.4, 4.x layouts) call pp_config_init and friends
+ * by those names; the library still exports them, with those layouts.
+ */
+
+/** What on_task_end is told about a task that ran (or failed to). The
+ *  times are apr_time_now() values, 0 unless the pool has cfg.timing. */
+typedef struct pp_task_info_t {
+    const char  *name;      /**< the task's name; "" when submitted without one */
+    apr_status_t status;    /**< what fn returned */
+    apr_uint32_t worker;    /**< the worker that ran it (pp_task_worker) */
+    apr_time_t   queued, started, ended;
+} pp_task_info_t;
+
 typedef struct pp_config_t {
     apr_uint32_t threads;        /**< workers; 0 = online CPUs */
     const char  *name_prefix;    /**< threads are "<prefix>-<i>"; NULL = "pp-worker" */
@@ -118,6 +144,28 @@ typedef struct pp_config_t {
      *  each call a piece of one task's output in order. NULL: the bytes go
      *  to on_output instead, a line per LF (see pp_task_write). */
     void (*on_write)(const char *data, apr_size_t len, const char *task_name, void *baton);
+
+    /* Since 0.2 (a caller built before passes a smaller size: these are 0). */
+
+    /** Called on each worker thread before its first task (to set up COM,
+     *  a thread-local connection, a tracing context): worker is its index.
+     *  A failure fails pp_pool_create() with that status, after the workers
+     *  already started have stopped (each told on_thread_stop); for a
+     *  thread started later (replacing one that a task ended) the worker
+     *  is not replaced and on_log says why. */
+    apr_status_t (*on_thread_start)(apr_uint32_t worker, void *baton);
+    /** Called on each worker thread whose on_thread_start succeeded (or
+     *  that had none) after its last task, as it exits: at shutdown, or
+     *  when a task ends the thread (then with that task's stack gone). */
+    void (*on_thread_stop)(apr_uint32_t worker, void *baton);
+    /** Called on the worker after each task that ran, before its release
+     *  hook (the name may belong to what release lets go), with its
+     *  outcome; dropped tasks go to on_task_error only. */
+    void (*on_task_end)(const pp_task_info_t *info, void *baton);
+    /** Non-zero: read the clock when a task is queued, started and ended,
+     *  for pp_task_info_t's times and the wait_us_* and run_us_* stats.
+     *  Off, no clock is read per task. */
+    int timing;
 } pp_config_t;
 
 /** pp_config_t.on_log levels, as syslog orders them. */
@@ -132,6 +180,16 @@ typedef struct pp_stats_t {
     apr_uint64_t threads;          /* workers the pool started */
     apr_uint64_t blocked;          /* submitters waiting for room right now */
     apr_uint64_t threads_idle;     /* workers parked for lack of work right now */
+    /* Since 0.2. */
+    apr_uint64_t threads_peak;     /* the most workers alive at once */
+    apr_uint64_t queued_peak;      /* the longest the shared queue (the one
+                                      queue_capacity bounds) has been */
+    /* With cfg.timing, over every task that ran so far, in microseconds:
+     * how long it waited from its submit to its start, and how long fn
+     * ran. Percentiles come from histograms with 16 steps per power of
+     * two, so they are high by at most 1/16 (6.25%); max is exact. */
+    apr_uint64_t wait_us_p50, wait_us_p90, wait_us_p99, wait_us_max;
+    apr_uint64_t run_us_p50,  run_us_p90,  run_us_p99,  run_us_max;
 } pp_stats_t;
 
 /** A named task with an optional release hook, for callers that need them. */
@@ -144,8 +202,28 @@ typedef struct pp_task_t {
     const char  *name;           /**< shown to the hooks; may be NULL */
 } pp_task_t;
 
+/** pp_config_init() for a struct of size bytes (see "Structs that grow"). */
+PP_API void pp_config_init_sized(pp_config_t *cfg, apr_size_t size);
+
+/** pp_pool_create() for a cfg of size bytes. */
+PP_API apr_status_t pp_pool_create_sized(pp_pool_t **pool, const pp_config_t *cfg,
+                                         apr_size_t size, apr_pool_t *parent);
+
+/** pp_pool_stats() into a struct of size bytes. */
+PP_API void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *out, apr_size_t size);
+
+/** pp_submit_task() of a task of size bytes. */
+PP_API apr_status_t pp_submit_task_sized(pp_pool_t *pool, const pp_task_t *task,
+                                         apr_size_t size, pp_group_t *group,
+                                         apr_uint32_t flags);
+
+#ifndef PP_BUILDING
 /** Fill cfg with defaults: online CPUs, "pp-worker", 2 MiB stacks, unbounded. */
-PP_API void pp_config_init(pp_config_t *cfg);
+static APR_INLINE void pp_config_init(pp_config_t *cfg)
+{
+    pp_config_init_sized(cfg, sizeof(pp_config_t));
+}
+#endif
 
 /*
  * fork(): a child gets a copy of the pools, groups and registries made
@@ -166,8 +244,13 @@ PP_API void pp_config_init(pp_config_t *cfg);
  * If starting worker k fails, the workers already running are joined, all
  * memory is released and that failure is returned.
  */
-PP_API apr_status_t pp_pool_create(pp_pool_t **pool, const pp_config_t *cfg,
-                                   apr_pool_t *parent);
+#ifndef PP_BUILDING
+static APR_INLINE apr_status_t pp_pool_create(pp_pool_t **pool, const pp_config_t *cfg,
+                                              apr_pool_t *parent)
+{
+    return pp_pool_create_sized(pool, cfg, sizeof(pp_config_t), parent);
+}
+#endif
 
 /**
  * Shut down (drain), join and free the pool now rather than with its
@@ -223,8 +306,13 @@ PP_API apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void
                                     apr_uint32_t n, pp_group_t *group);
 
 /** pp_submit_ex() for a pp_task_t (copied; the struct need not outlive the call). */
-PP_API apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
-                                   pp_group_t *group, apr_uint32_t flags);
+#ifndef PP_BUILDING
+static APR_INLINE apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
+                                              pp_group_t *group, apr_uint32_t flags)
+{
+    return pp_submit_task_sized(pool, task, sizeof(pp_task_t), group, flags);
+}
+#endif
 
 /**
  * Stop accepting tasks and wait for the workers to exit.
@@ -249,7 +337,12 @@ PP_API apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
 /** Counters, read without locks; queued, running and blocked are a
  *  momentary view, and running never exceeds the workers. A NULL out is
  *  ignored; a NULL pool gives zeros. */
-PP_API void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out);
+#ifndef PP_BUILDING
+static APR_INLINE void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
+{
+    pp_pool_stats_sized(pool, out, sizeof(pp_stats_t));
+}
+#endif
 
 /** A set of tasks to wait for together. Its memory lives in p, and p's
  *  destruction waits until none of its tasks are pending. */

@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
+#include "abi.h"
 #include "pool_private.h"
 #include "os/os.h"
 
 #include <string.h>
 
-void pp_config_init(pp_config_t *cfg)
+void pp_config_init_sized(pp_config_t *cfg, apr_size_t size)
 {
-    if (!cfg)
-        return;
-    memset(cfg, 0, sizeof(*cfg));
+    pp_config_t d;
+
+    if (!cfg || size < PP__CONFIG_SIZE_4)
+        return;    /* no such layout was published: nothing is ours to write */
+    memset(&d, 0, sizeof(d));
     /* threads stays 0: the CPUs are counted when the pool starts. */
-    cfg->name_prefix = PP__DEFAULT_PREFIX;
-    cfg->stack_size = PP__DEFAULT_STACK;
-    cfg->spin = PP__DEFAULT_SPIN;
+    d.name_prefix = PP__DEFAULT_PREFIX;
+    d.stack_size = PP__DEFAULT_STACK;
+    d.spin = PP__DEFAULT_SPIN;
+    pp__struct_out(cfg, size, &d, sizeof(d));
 }
 
 apr_status_t pp__config_resolve(pp_config_t *cfg)

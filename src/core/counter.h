@@ -23,6 +23,13 @@ static inline void pp__counter_add(pp__counter_t *c, apr_uint64_t n)
                           memory_order_release);
 }
 
+/** Raise to v if below it (a high-water mark); one writer at a time. */
+static inline void pp__counter_raise(pp__counter_t *c, apr_uint64_t v)
+{
+    if (v > atomic_load_explicit(c, memory_order_relaxed))
+        atomic_store_explicit(c, v, memory_order_release);
+}
+
 /** Add n from any number of threads at once. */
 static inline void pp__counter_add_shared(pp__counter_t *c, apr_uint64_t n)
 {

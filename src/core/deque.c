@@ -29,6 +29,7 @@ static void slot_put(pp__slot_t *s, const pp__entry_t *e)
     atomic_store_explicit(&s->release, e->release, memory_order_relaxed);
     atomic_store_explicit(&s->name, e->name, memory_order_relaxed);
     atomic_store_explicit(&s->group, e->group, memory_order_relaxed);
+    atomic_store_explicit(&s->queued, e->queued, memory_order_relaxed);
 }
 
 static void slot_get(pp__slot_t *s, pp__entry_t *e)
@@ -38,11 +39,12 @@ static void slot_get(pp__slot_t *s, pp__entry_t *e)
     e->release = atomic_load_explicit(&s->release, memory_order_relaxed);
     e->name = atomic_load_explicit(&s->name, memory_order_relaxed);
     e->group = atomic_load_explicit(&s->group, memory_order_relaxed);
+    e->queued = atomic_load_explicit(&s->queued, memory_order_relaxed);
 }
 
 void pp__deque_init(pp__deque_t *d)
 {
-    pp__entry_t none = { NULL, NULL, NULL, NULL, NULL };
+    pp__entry_t none = { NULL, NULL, NULL, NULL, NULL, 0 };
     unsigned i;
 
     atomic_init(&d->top, 0);

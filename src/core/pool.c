@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "sched.h"
+#include "abi.h"
 #include "fault.h"
 #include "os/os.h"
 
@@ -125,7 +126,7 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_time_t deadline,
         pp__mutex_unlock(pool->lock);
         if (!pool->cfg.on_log)
             return APR_TIMEUP;
-        pp_pool_stats(pool, &st);
+        pp_pool_stats_sized(pool, &st, sizeof(st));
         pp__pool_log(pool, PP_LOG_WARN, "shutdown timed out after %" APR_TIME_T_FMT " ms: %"
                      APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " queued",
                      apr_time_as_msec(timeout), st.running, st.queued);
@@ -144,7 +145,7 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_time_t deadline,
         pp__mutex_unlock(pool->lock);
         if (!pool->cfg.on_log)
             return APR_SUCCESS;
-        pp_pool_stats(pool, &st);
+        pp_pool_stats_sized(pool, &st, sizeof(st));
         pp__pool_log(pool, PP_LOG_INFO, "stopped: %" APR_UINT64_T_FMT " completed, %"
                      APR_UINT64_T_FMT " failed, %" APR_UINT64_T_FMT " cancelled",
                      st.completed, st.failed, st.cancelled);
@@ -231,7 +232,7 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
     }
     if (changed && pool->cfg.on_log) {    /* once per step, not per call */
         pp_stats_t st;
-        pp_pool_stats(pool, &st);
+        pp_pool_stats_sized(pool, &st, sizeof(st));
         pp__pool_log(pool, PP_LOG_INFO, "shutdown (%s): %" APR_UINT64_T_FMT " queued, %"
                      APR_UINT64_T_FMT " running, %" APR_UINT64_T_FMT " cancelled",
                      how == PP_DRAIN ? "drain" : "cancel", st.queued, st.running, st.cancelled);
@@ -268,16 +269,37 @@ static void worker_counts(pp__worker_t *w, apr_uint64_t *started, apr_uint64_t *
     *failed = f;
 }
 
-void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
+/* The timing percentiles: the workers' histograms summed. */
+static void timing_stats(pp_pool_t *pool, pp_stats_t *out)
+{
+    apr_uint64_t wait[PP__HISTO_BUCKETS] = {0}, run[PP__HISTO_BUCKETS] = {0};
+    apr_uint32_t i;
+
+    for (i = 0; i < pool->cfg.threads; i++) {
+        pp__histo_sum(&pool->histo[2 * i], wait, &out->wait_us_max);
+        pp__histo_sum(&pool->histo[2 * i + 1], run, &out->run_us_max);
+    }
+    out->wait_us_p50 = pp__histo_percentile(wait, out->wait_us_max, 50);
+    out->wait_us_p90 = pp__histo_percentile(wait, out->wait_us_max, 90);
+    out->wait_us_p99 = pp__histo_percentile(wait, out->wait_us_max, 99);
+    out->run_us_p50 = pp__histo_percentile(run, out->run_us_max, 50);
+    out->run_us_p90 = pp__histo_percentile(run, out->run_us_max, 90);
+    out->run_us_p99 = pp__histo_percentile(run, out->run_us_max, 99);
+}
+
+void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *caller, apr_size_t size)
 {
     apr_uint64_t started = 0, s, c, f, cancelled;
     apr_uint32_t i;
+    pp_stats_t st, *out = &st;
 
-    if (!out)
+    if (!caller || size < PP__STATS_SIZE_4)
         return;
     memset(out, 0, sizeof(*out));
-    if (!pool)
+    if (!pool) {
+        pp__struct_out(caller, size, out, sizeof(*out));
         return;
+    }
     /* Every counter only grows, and each outcome is counted after the
      * counter of the step before it. Reading the later steps first keeps
      * the differences below from going negative while tasks move. */
@@ -300,6 +322,11 @@ void pp_pool_stats(pp_pool_t *pool, pp_stats_t *out)
     out->threads = pool->nstarted;
     out->blocked = load32(&pool->nwaiting);
     out->threads_idle = load32(&pool->nidle);
+    out->threads_peak = load32(&pool->live_peak);
+    out->queued_peak = pp__counter_read(&pool->queued_peak);
+    if (pool->histo)    /* read after the counts: it holds every task they saw end */
+        timing_stats(pool, out);
+    pp__struct_out(caller, size, out, sizeof(*out));
 }
 
 #ifndef PP_UNTESTABLE
@@ -467,7 +494,8 @@ static apr_status_t start_workers(pp_pool_t *pool)
         pp__worker_t *w = worker_at(pool, i);
 
         pp__mutex_lock(pool->lock);
-        pool->live++;
+        if (++pool->live > load32(&pool->live_peak))
+            atomic_store_explicit(&pool->live_peak, pool->live, memory_order_relaxed);
         pp__mutex_unlock(pool->lock);
         rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
              ? APR_EAGAIN
@@ -496,8 +524,8 @@ static void *aligned_zalloc(apr_pool_t *p, apr_size_t size)
     return (void *)(((apr_uintptr_t)raw + CACHE_LINE - 1) & ~(apr_uintptr_t)(CACHE_LINE - 1));
 }
 
-apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
-                            apr_pool_t *parent)
+apr_status_t pp_pool_create_sized(pp_pool_t **out, const pp_config_t *cfg, apr_size_t size,
+                                  apr_pool_t *parent)
 {
     pp_pool_t *pool;
     apr_pool_t *p;
@@ -520,10 +548,11 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     pool->gen = pp__fork_watch();
     pool->parent = parent;
     if (cfg)
-        pool->cfg = *cfg;
+        rv = pp__struct_in(&pool->cfg, sizeof(pool->cfg), cfg, size, PP__CONFIG_SIZE_4);
     else
-        pp_config_init(&pool->cfg);
-    rv = pp__config_resolve(&pool->cfg);
+        pp_config_init_sized(&pool->cfg, sizeof(pool->cfg));
+    if (rv == APR_SUCCESS)
+        rv = pp__config_resolve(&pool->cfg);
     if (rv != APR_SUCCESS)
         goto fail;
     pool->cfg.name_prefix = apr_pstrdup(p, pool->cfg.name_prefix);
@@ -543,6 +572,12 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     pool->idle = apr_pcalloc(p, pool->cfg.threads * sizeof(*pool->idle));
     pool->deques = aligned_zalloc(p, pool->cfg.threads * sizeof(pp__deque_t));
     if (!pool->slots || !pool->idle || !pool->deques) {
+        rv = APR_ENOMEM;
+        goto fail;
+    }
+    pool->observe = pool->cfg.on_task_end || pool->cfg.timing;
+    if (pool->cfg.timing
+        && !(pool->histo = aligned_zalloc(p, 2 * pool->cfg.threads * sizeof(pp__histo_t)))) {
         rv = APR_ENOMEM;
         goto fail;
     }
@@ -566,7 +601,10 @@ apr_status_t pp_pool_create(pp_pool_t **out, const pp_config_t *cfg,
     pp__mutex_lock(pool->lock);
     while (pool->nready < pool->cfg.threads)
         pp__cond_wait(pool->exited, pool->lock);
+    rv = pool->start_rv;
     pp__mutex_unlock(pool->lock);
+    if (rv != APR_SUCCESS)
+        goto fail;    /* an on_thread_start failed (sched.c, start_failed) */
     if (pool->cfg.on_log) {
         char cap[16] = "unbounded";
         if (pool->cfg.queue_capacity)

@@ -18,6 +18,7 @@ typedef struct pp__entry_t {
     void       (*release)(void *arg);
     const char  *name;
     pp_group_t  *group;
+    apr_time_t   queued;     /* apr_time_now() at submit; 0 unless cfg.timing */
 } pp__entry_t;
 
 typedef struct pp__queue_t {

@@ -202,9 +202,36 @@ static int work_visible(pp_pool_t *pool)
     return load32(&pool->qlen) > 0 || deques_busy(pool);
 }
 
+/* What on_task_end and the timing stats are told of a task that ran
+ * (started is 0 without cfg.timing); before its release, as the error
+ * report, since the name may be the release's to free. */
+static void task_ended(pp__worker_t *w, const pp__entry_t *e, apr_status_t rv,
+                       apr_time_t started)
+{
+    pp_pool_t *pool = w->pool;
+    const pp_config_t *cfg = &pool->cfg;
+    pp_task_info_t info;
+
+    info.name = e->name ? e->name : "";
+    info.status = rv;
+    info.worker = w->index;
+    info.queued = info.started = info.ended = 0;
+    if (cfg->timing && started) {
+        info.queued = e->queued;
+        info.started = started;
+        info.ended = apr_time_now();
+        /* The wall clock may step back: a negative span counts as 0. */
+        pp__histo_add(&pool->histo[2 * w->index], started - e->queued);
+        pp__histo_add(&pool->histo[2 * w->index + 1], info.ended - started);
+    }
+    if (cfg->on_task_end)
+        cfg->on_task_end(&info, cfg->baton);
+}
+
 static void run_entry(pp__worker_t *w, const pp__entry_t *e)
 {
     pp_task_ctx_t ctx, *outer = w->ctx;    /* set when w helps in a wait */
+    apr_time_t started = 0;
     apr_status_t rv;
     pp_pool_t *pool = w->pool;
     const pp_config_t *cfg = &pool->cfg;
@@ -217,12 +244,16 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
         return;
     }
     pp__counter_add(&w->started, 1);
+    if (cfg->timing)
+        started = apr_time_now();
     ctx.worker = w;
     ctx.entry = e;
     w->ctx = &ctx;
     w->in_fn++;
     rv = e->fn(e->arg, &ctx);
     w->in_fn--;
+    if (pool->observe)
+        task_ended(w, e, rv, started);
     /* Report before release: the name may belong to what release lets go
      * (a plugin's registry). Count after both, then tell the group, so that
      * whoever sees the group done or the counters settled sees it all. The
@@ -535,15 +566,54 @@ static void start_idle(pp__worker_t *w)
     pp__park(w->parker);
 }
 
+/* on_thread_start failed on w's new thread: it leaves before its first
+ * task. While the pool is being created, that fails the creation (the
+ * first status wins; pp_pool_create waits for nready); a thread replacing
+ * one that a task ended is not replaced in turn, and an idle worker is
+ * woken for what its deque holds. */
+static void start_failed(pp__worker_t *w, apr_status_t rv)
+{
+    pp_pool_t *pool = w->pool;
+    pp__worker_t *x = NULL;
+    char msg[128];
+
+    pp__pool_log(pool, PP_LOG_ERROR, "%s: on_thread_start failed (%s): the worker %s", w->name,
+                 pp_strerror(rv, msg, sizeof(msg)),
+                 w->replaced ? "is not replaced" : "stops, and the pool is not created");
+    pp__mutex_lock(pool->lock);
+    if (!w->replaced) {
+        if (pool->start_rv == APR_SUCCESS)
+            pool->start_rv = rv;
+        if (++pool->nready == pool->cfg.threads)
+            pp__cond_broadcast(pool->exited);
+    }
+    else if (pp__deque_len(w->deque) > 0) {
+        x = pop_idle_locked(pool);
+    }
+    if (x)
+        pp__unpark(x->parker);
+    PP__ASSERT(pool->live > 0);
+    pool->live--;
+    pp__pool_leave_locked(pool);    /* the last touch of pool: it may be freed */
+}
+
 void *APR_THREAD_FUNC pp__worker_main(apr_thread_t *thread, void *data)
 {
     pp__worker_t *w = data;
     pp_pool_t *pool = w->pool;
+    const pp_config_t *cfg = &pool->cfg;
     pp__entry_t *e = &w->cur;
     apr_status_t rv;
 
     (void)thread;
     pp__thread_set_name(w->name);
+    if (cfg->on_thread_start) {
+        rv = cfg->on_thread_start(w->index, cfg->baton);
+        if (rv != APR_SUCCESS) {
+            start_failed(w, rv);
+            return NULL;
+        }
+    }
     pp__self = w;
     rv = pp__exit_watch(w);
     if (rv != APR_SUCCESS) {
@@ -565,6 +635,8 @@ void *APR_THREAD_FUNC pp__worker_main(apr_thread_t *thread, void *data)
     }
     pp__exit_watch(NULL);
     pp__self = NULL;
+    if (cfg->on_thread_stop)
+        cfg->on_thread_stop(w->index, cfg->baton);
     pp__mutex_lock(pool->lock);
     PP__ASSERT(pool->live > 0);
     pool->live--;
@@ -598,6 +670,8 @@ void pp__thread_died(void *data)
     for (level = levels; level-- > 0;) {
         const pp__entry_t *e = level ? &w->nested[level - 1] : &w->cur;
         if (level < w->in_fn) {
+            if (pool->observe)
+                task_ended(w, e, PP_ETHREADEXIT, 0);
             if (cfg->on_task_error)
                 cfg->on_task_error(PP_ETHREADEXIT, e->name ? e->name : "", cfg->baton);
             if (e->release)
@@ -611,6 +685,8 @@ void pp__thread_died(void *data)
     w->in_fn = 0;
     w->ctx = NULL;
     pp__self = NULL;
+    if (cfg->on_thread_stop)
+        cfg->on_thread_stop(w->index, cfg->baton);
 
     w->replaced = 1;
     pp__mutex_lock(pool->lock);

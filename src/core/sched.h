@@ -13,6 +13,7 @@
 #include "counter.h"
 #include "debug.h"
 #include "deque.h"
+#include "histo.h"
 #include "os/fork.h"
 #include "os/sync.h"
 #include "park/park.h"
@@ -87,6 +88,10 @@ struct pp_pool_t {
                                      * (every deque is ready before them). */
     apr_uint32_t         min_spin;  /* the adaptive search budget's floor */
     apr_uint32_t         gen;       /* the fork generation it lives in (fork.h) */
+    int                  observe;   /* cfg.on_task_end or cfg.timing: run_entry
+                                     * has more to do after a task */
+    pp__histo_t         *histo;     /* cfg.timing: queue wait and run time
+                                     * per worker (2 * threads), else NULL */
 
     pp__mutex_t         *lock;      /* the queue lock: guards what follows */
     pp__queue_t          queue;
@@ -94,7 +99,12 @@ struct pp_pool_t {
     apr_threadattr_t    *attr;      /* how workers are made (replacements too) */
     apr_uint32_t         live;      /* workers not yet out of their loop */
     apr_uint32_t         inside;    /* callers in a shutdown or dropping tasks */
-    apr_uint32_t         nready;    /* workers that went idle once started */
+    apr_uint32_t         nready;    /* workers that went idle once started,
+                                     * or gave up (start_rv) */
+    apr_status_t         start_rv;  /* the first on_thread_start failure
+                                     * while the pool was being created */
+    _Atomic apr_uint32_t live_peak; /* the most workers live at once; written
+                                     * under the lock, read by the stats */
     int                  orphaned;  /* closed from one of its own tasks: the
                                      * last worker or caller out frees it */
     _Atomic apr_uint32_t nwaiting;  /* submitters blocked on not_full;
@@ -110,6 +120,7 @@ struct pp_pool_t {
 
     /* Written under the lock (so already serialised) but read without it. */
     pp__counter_t submitted, unparks;
+    pp__counter_t queued_peak;      /* the global queue's longest */
     pp__counter_t cancelled;
 
     /* Read by everyone without the lock. nidle and qlen mirror the idle

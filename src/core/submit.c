@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "sched.h"
+#include "abi.h"
 
 /* Called with the lock held: wait until n more entries fit (or fail with
  * PP_ESHUTDOWN, or PP_EFULL under PP_NOWAIT). A worker must never wait for
@@ -79,6 +80,7 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
     }
     pp__counter_add(&pool->submitted, n);
     publish_qlen_locked(pool);
+    pp__counter_raise(&pool->queued_peak, pp__queue_len(&pool->queue));    /* under the lock */
     nwake = pp__wake_for_global_locked(pool, n, wake, BATCH_WAKE_MAX);
 out:
     pp__mutex_unlock(pool->lock);
@@ -94,12 +96,19 @@ static apr_status_t submit_entry(pp_pool_t *pool, const pp__entry_t *e, apr_uint
     return enqueue(pool, e, NULL, NULL, 1, flags);
 }
 
-apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
-                            pp_group_t *group, apr_uint32_t flags)
+apr_status_t pp_submit_task_sized(pp_pool_t *pool, const pp_task_t *task, apr_size_t size,
+                                  pp_group_t *group, apr_uint32_t flags)
 {
     pp__entry_t e;
+    pp_task_t copy;
     apr_status_t rv;
 
+    if (task && size != sizeof(*task)) {    /* another layout: take it into ours */
+        rv = pp__struct_in(&copy, sizeof(copy), task, size, PP__TASK_SIZE_4);
+        if (rv != APR_SUCCESS)
+            return rv;
+        task = &copy;
+    }
     if (!pool || !task || !task->fn || (flags & ~PP_NOWAIT))
         return APR_EINVAL;
     if (forked(pool))
@@ -109,6 +118,7 @@ apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *task,
     e.release = task->release;
     e.name = task->name;
     e.group = group;
+    e.queued = pool->cfg.timing ? apr_time_now() : 0;
     if (group) {
         rv = pp__group_enter(group, pool, 1);
         if (rv != APR_SUCCESS)
@@ -129,7 +139,7 @@ apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
     t.arg = arg;
     t.release = NULL;
     t.name = NULL;
-    return pp_submit_task(pool, &t, group, flags);
+    return pp_submit_task_sized(pool, &t, sizeof(t), group, flags);
 }
 
 apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg)
@@ -165,6 +175,7 @@ apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const
     e.release = NULL;
     e.name = NULL;
     e.group = group;
+    e.queued = pool->cfg.timing ? apr_time_now() : 0;
     rv = enqueue(pool, &e, fns, args, n, 0);
     if (rv != APR_SUCCESS && group)
         pp__group_leave(group, rv, 0, n);

@@ -413,7 +413,7 @@ static apr_status_t submit_wrapped(pp_pool_t *pool, typed_task *t, pp_group_t *g
     task.release = typed_release;
     task.name = t->rec->type.name;
     reg_enter(t->rec->reg);
-    rv = pp_submit_task(pool, &task, group, 0);
+    rv = pp_submit_task_sized(pool, &task, sizeof(task), group, 0);
     if (rv != APR_SUCCESS)
         typed_finish(t, release_refused);
     return rv;
@@ -436,7 +436,7 @@ apr_status_t pp_submit_typed(pp_pool_t *pool, const pp_task_type_t *type, void *
         task.arg = arg;
         task.release = type->release;
         task.name = type->name;
-        return pp_submit_task(pool, &task, group, 0);
+        return pp_submit_task_sized(pool, &task, sizeof(task), group, 0);
     }
     t = malloc(sizeof(*t));
     if (!t)

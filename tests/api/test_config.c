@@ -8,6 +8,7 @@
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,54 @@ static apr_status_t noop_task(void *arg, pp_task_ctx_t *ctx)
     (void)arg;
     (void)ctx;
     return APR_SUCCESS;
+}
+
+/* The structs that grow (parkpool.h): a caller built against a newer
+ * header (a bigger struct) works while what it adds is zero; an older
+ * one's struct is read and written at its size only. */
+static void test_grown_structs(void)
+{
+    struct { pp_config_t cfg; unsigned char more[32]; } big;
+    struct { pp_stats_t st; unsigned char more[32]; } bst;
+    struct { pp_task_t t; unsigned char more[32]; } bt;
+    apr_size_t old_stats = offsetof(pp_stats_t, threads_peak);
+    apr_pool_t *p;
+    pp_pool_t *pool = NULL;
+    pp_group_t *g;
+    pp_stats_t st;
+
+    apr_pool_create(&p, t_root);
+    memset(&big, 0xA5, sizeof(big));
+    pp_config_init_sized(&big.cfg, sizeof(big));
+    CU_ASSERT_EQUAL(big.cfg.stack_size, 2u * 1024 * 1024);
+    CU_ASSERT(big.more[0] == 0 && big.more[31] == 0);    /* the newer fields: off */
+    big.cfg.threads = 2;
+    big.more[7] = 1;    /* a newer field this library cannot honour */
+    T_STATUS(pp_pool_create_sized(&pool, &big.cfg, sizeof(big), p), APR_ENOTIMPL);
+    CU_ASSERT_PTR_NULL(pool);
+    T_STATUS(pp_pool_create_sized(&pool, &big.cfg, 8, p), APR_EINVAL);
+    big.more[7] = 0;
+    T_OK(pp_pool_create_sized(&pool, &big.cfg, sizeof(big), p));
+    T_OK(pp_group_create(&g, p));
+
+    memset(&bt, 0, sizeof(bt));
+    bt.t.fn = noop_task;
+    T_OK(pp_submit_task_sized(pool, &bt.t, sizeof(bt), g, 0));
+    bt.more[0] = 1;
+    T_STATUS(pp_submit_task_sized(pool, &bt.t, sizeof(bt), g, 0), APR_ENOTIMPL);
+    T_STATUS(pp_submit_task_sized(pool, &bt.t, sizeof(void *), g, 0), APR_EINVAL);
+    T_OK(pp_group_wait(g, -1));
+
+    memset(&bst, 0xA5, sizeof(bst));
+    pp_pool_stats_sized(pool, &bst.st, sizeof(bst));
+    CU_ASSERT_EQUAL(bst.st.completed, 1);
+    CU_ASSERT(bst.more[0] == 0 && bst.more[31] == 0);
+    memset(&st, 0xA5, sizeof(st));
+    pp_pool_stats_sized(pool, &st, old_stats);    /* a 4.x caller's struct */
+    CU_ASSERT_EQUAL(st.completed, 1);
+    CU_ASSERT_EQUAL(st.threads_peak, 0xA5A5A5A5A5A5A5A5u);    /* not its to write */
+    pp_pool_destroy(pool);
+    apr_pool_destroy(p);
 }
 
 static void test_bad_arguments(void)
@@ -297,6 +346,7 @@ void t_register_config(void)
     CU_add_test(s, "nonsense configurations give APR_EINVAL", test_bad_configs);
     CU_add_test(s, "NULL and bad arguments give APR_EINVAL", test_bad_arguments);
     CU_add_test(s, "defaults", test_defaults);
+    CU_add_test(s, "structs of other sizes: older and newer callers", test_grown_structs);
     CU_add_test(s, "pp_strerror", test_strerror);
     CU_add_test(s, "park backend and version", test_backend_and_version);
     CU_add_test(s, "200 pools created and destroyed", test_many_pools);

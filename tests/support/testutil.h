@@ -110,6 +110,7 @@ void t_register_deque(void);
 void t_register_budget(void);
 void t_register_sync(void);
 void t_register_faults(void);
+void t_register_histo(void);
 
 void t_register_pool(void);
 void t_register_shutdown(void);
@@ -119,5 +120,6 @@ void t_register_plugin(void);
 void t_register_bundled(void);
 void t_register_edges(void);
 void t_register_nested(void);
+void t_register_service(void);
 
 #endif

@@ -18,7 +18,7 @@ static pp__deque_t *new_deque(void)
 
 static pp__entry_t entry(apr_uintptr_t i)
 {
-    pp__entry_t e = { NULL, (void *)i, NULL, NULL, NULL };
+    pp__entry_t e = { NULL, (void *)i, NULL, NULL, NULL, (apr_time_t)i };
     return e;
 }
 
@@ -42,9 +42,11 @@ static void test_deque_order_and_bound(void)
         T_EQ(pp__deque_len(d), PP__DEQUE_SIZE);
         T_EQ(pp__deque_steal(d, &e), 1);
         T_EQ((apr_uintptr_t)e.arg, 0);
+        T_EQ(e.queued, 0);
         CU_ASSERT_FALSE(pp__deque_full(d));
         CU_ASSERT_TRUE(pp__deque_pop(d, &e));
         T_EQ((apr_uintptr_t)e.arg, PP__DEQUE_SIZE - 1);
+        T_EQ(e.queued, PP__DEQUE_SIZE - 1);    /* every field comes back */
         for (i = 1; i < PP__DEQUE_SIZE / 2; i++) {
             T_EQ_FATAL(pp__deque_steal(d, &e), 1);
             T_EQ_AT(i, (apr_uintptr_t)e.arg, i);

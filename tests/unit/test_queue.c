@@ -7,7 +7,7 @@
 
 static pp__entry_t entry(apr_uintptr_t i, pp_group_t *g)
 {
-    pp__entry_t e = { NULL, (void *)i, NULL, NULL, g };
+    pp__entry_t e = { NULL, (void *)i, NULL, NULL, g, 0 };
     return e;
 }
 
