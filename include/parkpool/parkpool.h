@@ -315,6 +315,40 @@ static APR_INLINE apr_status_t pp_submit_task(pp_pool_t *pool, const pp_task_t *
 #endif
 
 /**
+ * pp_submit_task() on a bounded queue that waits at most timeout
+ * microseconds (monotonic; negative: no limit) for room, then fails with
+ * APR_TIMEUP: the middle way between waiting as long as it takes and
+ * PP_NOWAIT's PP_EFULL at once. A timeout of 0 fails with APR_TIMEUP at
+ * once when the queue is full. Unbounded queues and the pool's own tasks
+ * never wait, as with pp_submit_task().
+ */
+PP_API apr_status_t pp_submit_timed_sized(pp_pool_t *pool, const pp_task_t *task,
+                                          apr_size_t size, pp_group_t *group,
+                                          apr_interval_time_t timeout);
+#ifndef PP_BUILDING
+static APR_INLINE apr_status_t pp_submit_timed(pp_pool_t *pool, const pp_task_t *task,
+                                               pp_group_t *group, apr_interval_time_t timeout)
+{
+    return pp_submit_timed_sized(pool, task, sizeof(pp_task_t), group, timeout);
+}
+#endif
+
+/**
+ * Stop the workers from starting tasks: those running finish, submits
+ * still queue (and wake nobody), and every worker that runs out of work
+ * (all of them, once the running tasks end) sleeps: a paused pool costs
+ * no CPU. A task that waits for its group (pp_group_wait) while paused
+ * waits until the resume. Pausing a paused pool is no error.
+ * @return PP_ESHUTDOWN once shutdown began: a shutdown of a paused pool
+ *         drains or cancels as asked, whatever the pause said.
+ */
+PP_API apr_status_t pp_pool_pause(pp_pool_t *pool);
+
+/** Let a paused pool's workers start tasks again: one idle worker is
+ *  woken per queued task (not more than there are). No-op if not paused. */
+PP_API apr_status_t pp_pool_resume(pp_pool_t *pool);
+
+/**
  * Stop accepting tasks and wait for the workers to exit.
  * PP_DRAIN runs what is queued first; PP_CANCEL drops it (each dropped task
  * is released, counted as cancelled and reported to on_task_error as

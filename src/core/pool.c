@@ -243,6 +243,39 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
     return rv;
 }
 
+/* A pause is a flag the workers read between tasks and before they
+ * sleep; it needs no wake-up (they stop as they come by). A resume wakes
+ * one idle worker per task queued meanwhile (sched.c). */
+apr_status_t pp_pool_pause(pp_pool_t *pool)
+{
+    apr_status_t rv = APR_SUCCESS;
+
+    if (!pool)
+        return APR_EINVAL;
+    if (forked(pool))
+        return PP_ESHUTDOWN;
+    pp__mutex_lock(pool->lock);
+    if (pool->state != STATE_RUNNING)
+        rv = PP_ESHUTDOWN;
+    else
+        atomic_store_explicit(&pool->paused, 1, memory_order_relaxed);
+    pp__mutex_unlock(pool->lock);
+    return rv;
+}
+
+apr_status_t pp_pool_resume(pp_pool_t *pool)
+{
+    if (!pool)
+        return APR_EINVAL;
+    if (forked(pool))
+        return PP_ESHUTDOWN;
+    pp__mutex_lock(pool->lock);
+    if (load32(&pool->paused))
+        pp__resume_locked(pool);
+    pp__mutex_unlock(pool->lock);
+    return APR_SUCCESS;
+}
+
 /* One worker's started and ended counts as of one moment: ended first,
  * then started, twice, until started held still across the read of ended
  * (then both were true together, when ended was read). A worker that

@@ -138,8 +138,9 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
     ASSERT_LOCKED(pool);
     /* nidle changes only under the lock we hold: with nobody idle there is
      * nobody to wake, and no fence to pay (every worker is awake and looks
-     * at this queue, under this lock, before it may sleep). */
-    if (load32(&pool->nidle) == 0)
+     * at this queue, under this lock, before it may sleep). Paused, the
+     * task waits for pp__resume_locked(), under this lock too. */
+    if (load32(&pool->nidle) == 0 || held(pool))
         return 0;
     atomic_thread_fence(memory_order_seq_cst);    /* F3: pairs with F4 */
     searching = load32(&pool->nsearching);
@@ -161,10 +162,32 @@ void pp__wake_one(pp_pool_t *pool)
     pp__worker_t *w = NULL;
 
     pp__mutex_lock(pool->lock);
-    if (wake_wanted(pool))
+    if (wake_wanted(pool) && !held(pool))
         w = pop_idle_locked(pool);
     pp__mutex_unlock(pool->lock);
     if (w)
+        pp__unpark(w->parker);
+}
+
+/* Every task queued while paused is in the global queue or a deque; none
+ * woke anybody. F6 pairs with F2 and F5: a task pushed into a deque by a
+ * pusher that read paused set (and so woke nobody) is seen here. One
+ * pushed under the lock (the global queue) is seen through the lock. */
+void pp__resume_locked(pp_pool_t *pool)
+{
+    apr_uint64_t work;
+    apr_uint32_t i, searching;
+    pp__worker_t *w;
+
+    ASSERT_LOCKED(pool);
+    atomic_store_explicit(&pool->paused, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);    /* F6: pairs with F2, F5 */
+    work = pp__queue_len(&pool->queue);
+    for (i = 0; i < pool->cfg.threads; i++)
+        work += pp__deque_len(&pool->deques[i]);
+    searching = load32(&pool->nsearching);
+    for (work = work > searching ? work - searching : 0;
+         work > 0 && (w = pop_idle_locked(pool)) != NULL; work--)
         pp__unpark(w->parker);
 }
 
@@ -461,7 +484,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
          * thousand deques would make it quadratic. */
         budget = load_state(pool) == STATE_RUNNING ? search_budget(w) : 0;
         polled = 0;
-        for (i = 0;; i++) {
+        for (i = 0; !held(pool); i++) {
             if (take_global(w, e) || steal(w, e)) {
                 /* Work found by polling (not at the first look): it paid
                  * off, search longer next time (up to cfg.spin). Work
@@ -486,10 +509,11 @@ static int search(pp__worker_t *w, pp__entry_t *e)
                 apr_thread_yield();
             }
         }
-        pp__budget_missed_search(&w->budget, budget, pool->min_spin, polled);
+        if (!held(pool))    /* a pause cut the search short: it says nothing */
+            pp__budget_missed_search(&w->budget, budget, pool->min_spin, polled);
 
         pp__mutex_lock(pool->lock);
-        if (take_global_locked(w, e)) {
+        if (!held(pool) && take_global_locked(w, e)) {
             pp__mutex_unlock(pool->lock);
             found_work(w);
             return 1;
@@ -519,7 +543,9 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
         atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
         atomic_thread_fence(memory_order_seq_cst);    /* F1: pairs with F2, F4, F5 */
-        if (deques_busy(pool)) {
+        /* Paused (under the lock, so no resume is between): the tasks
+         * stay where they are, and pp__resume_locked() counts them. */
+        if (!held(pool) && deques_busy(pool)) {
             /* A task came into a deque while we announced ourselves: take
              * the announcement back and go after it. */
             atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);
@@ -629,7 +655,7 @@ void *APR_THREAD_FUNC pp__worker_main(apr_thread_t *thread, void *data)
         if (!search(w, e))
             break;
         run_entry(w, e);
-        while (next_local(w, e))
+        while (!held(pool) && next_local(w, e))
             run_entry(w, e);
         atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
     }
@@ -728,6 +754,8 @@ int pp__pool_help(pp_pool_t *pool)
     if (!w->nested && !(w->nested = malloc(HELP_DEPTH_MAX * sizeof(*w->nested))))
         return -1;
     e = &w->nested[w->depth];
+    if (held(pool))
+        return 0;    /* the wait blocks until a resume, as any worker would */
     if (!next_local(w, e)) {
         if (!steal(w, e))
             return 0;

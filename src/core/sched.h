@@ -117,6 +117,11 @@ struct pp_pool_t {
      * only needs to see the change eventually (a task that sees RUNNING a
      * moment late is dropped by whoever takes it), so relaxed will do. */
     _Atomic apr_uint32_t state;
+    /* pp_pool_pause(): written under the lock, where a worker about to
+     * sleep and a waker read it; a worker between two tasks reads it
+     * without, and at worst starts one task more than a pause allowed
+     * as the pause call returns (the pause is then one task late). */
+    _Atomic apr_uint32_t paused;
 
     /* Written under the lock (so already serialised) but read without it. */
     pp__counter_t submitted, unparks;
@@ -179,6 +184,13 @@ static inline int accepting(pp_pool_t *pool, int own)
     return state == STATE_RUNNING || (state == STATE_DRAINING && own);
 }
 
+/* Are the workers to leave queued tasks where they are? Only while the
+ * pool runs: a shutdown of a paused pool drains or cancels as asked. */
+static inline int held(pp_pool_t *pool)
+{
+    return load32(&pool->paused) && load_state(pool) == STATE_RUNNING;
+}
+
 /* Called with the lock held, after the global queue changed. */
 static inline void publish_qlen_locked(pp_pool_t *pool)
 {
@@ -203,8 +215,13 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
                                         pp__worker_t **wake, apr_uint32_t max);
 
 /** Wake one idle worker, unless one is searching by the time we hold the
- *  lock (it will find the work: it looks again before it sleeps). */
+ *  lock (it will find the work: it looks again before it sleeps) or the
+ *  pool is paused. */
 void pp__wake_one(pp_pool_t *pool);
+
+/** Called with the lock held by pp_pool_resume(): end the pause and wake
+ *  an idle worker for each queued task the searchers cannot take. */
+void pp__resume_locked(pp_pool_t *pool);
 
 /* After a task went into a queue and a seq_cst fence: does anybody have
  * to be woken for it? */

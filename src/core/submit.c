@@ -11,10 +11,11 @@
 #include "abi.h"
 
 /* Called with the lock held: wait until n more entries fit (or fail with
- * PP_ESHUTDOWN, or PP_EFULL under PP_NOWAIT). A worker must never wait for
- * room in its own pool's queue: if every worker did, nobody would make
- * room. Its submits go past the capacity. */
-static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flags)
+ * PP_ESHUTDOWN, PP_EFULL under PP_NOWAIT, APR_TIMEUP at the deadline). A
+ * worker must never wait for room in its own pool's queue: if every
+ * worker did, nobody would make room. Its submits go past the capacity. */
+static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32_t flags,
+                                     apr_time_t deadline)
 {
     apr_uint32_t cap = pool->cfg.queue_capacity;
     int own = own_worker(pool);
@@ -28,10 +29,12 @@ static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32
             return APR_SUCCESS;
         if (flags & PP_NOWAIT)
             return PP_EFULL;
+        if (deadline != PP__FOREVER && pp__clock_mono() >= deadline)
+            return APR_TIMEUP;
         atomic_store_explicit(&pool->nwaiting, load32(&pool->nwaiting) + 1,
                               memory_order_relaxed);
         pool->nwaiting_batch += n > 1;
-        pp__cond_wait(pool->not_full, pool->lock);
+        pp__cond_wait_until(pool->not_full, pool->lock, deadline);    /* looks again */
         pool->nwaiting_batch -= n > 1;
         atomic_store_explicit(&pool->nwaiting, load32(&pool->nwaiting) - 1,
                               memory_order_relaxed);
@@ -49,7 +52,8 @@ static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32
  * searcher wakes nobody; a burst wakes helpers as fast as it outruns them,
  * instead of one at a time behind the first searcher's wake-up. */
 static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task_fn *fns,
-                            void *const *args, apr_uint32_t n, apr_uint32_t flags)
+                            void *const *args, apr_uint32_t n, apr_uint32_t flags,
+                            apr_time_t deadline)
 {
     pp__worker_t *wake[BATCH_WAKE_MAX];
     apr_uint32_t i = 0, nwake = 0;
@@ -64,7 +68,7 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
         && load32(&pool->qlen) + (apr_uint64_t)n > pool->cfg.queue_capacity)
         return load_state(pool) == STATE_RUNNING ? PP_EFULL : PP_ESHUTDOWN;
     pp__mutex_lock(pool->lock);
-    rv = wait_room_locked(pool, n, flags);
+    rv = wait_room_locked(pool, n, flags, deadline);
     if (rv != APR_SUCCESS)
         goto out;
     for (i = 0; i < n; i++) {
@@ -89,15 +93,17 @@ out:
     return rv;
 }
 
-static apr_status_t submit_entry(pp_pool_t *pool, const pp__entry_t *e, apr_uint32_t flags)
+static apr_status_t submit_entry(pp_pool_t *pool, const pp__entry_t *e, apr_uint32_t flags,
+                                 apr_time_t deadline)
 {
     if (own_worker(pool) && !pp__deque_full(pp__self->deque))
         return pp__push_local(pp__self, e);
-    return enqueue(pool, e, NULL, NULL, 1, flags);
+    return enqueue(pool, e, NULL, NULL, 1, flags, deadline);
 }
 
-apr_status_t pp_submit_task_sized(pp_pool_t *pool, const pp_task_t *task, apr_size_t size,
-                                  pp_group_t *group, apr_uint32_t flags)
+/* Both task submits: until the deadline (monotonic) for room. */
+static apr_status_t submit_task(pp_pool_t *pool, const pp_task_t *task, apr_size_t size,
+                                pp_group_t *group, apr_uint32_t flags, apr_time_t deadline)
 {
     pp__entry_t e;
     pp_task_t copy;
@@ -124,10 +130,22 @@ apr_status_t pp_submit_task_sized(pp_pool_t *pool, const pp_task_t *task, apr_si
         if (rv != APR_SUCCESS)
             return rv;
     }
-    rv = submit_entry(pool, &e, flags);
+    rv = submit_entry(pool, &e, flags, deadline);
     if (rv != APR_SUCCESS && group)
         pp__group_leave(group, rv, 0, 1);
     return rv;
+}
+
+apr_status_t pp_submit_task_sized(pp_pool_t *pool, const pp_task_t *task, apr_size_t size,
+                                  pp_group_t *group, apr_uint32_t flags)
+{
+    return submit_task(pool, task, size, group, flags, PP__FOREVER);
+}
+
+apr_status_t pp_submit_timed_sized(pp_pool_t *pool, const pp_task_t *task, apr_size_t size,
+                                   pp_group_t *group, apr_interval_time_t timeout)
+{
+    return submit_task(pool, task, size, group, 0, pp__deadline(timeout));
 }
 
 apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
@@ -176,7 +194,7 @@ apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const
     e.name = NULL;
     e.group = group;
     e.queued = pool->cfg.timing ? apr_time_now() : 0;
-    rv = enqueue(pool, &e, fns, args, n, 0);
+    rv = enqueue(pool, &e, fns, args, n, 0, PP__FOREVER);
     if (rv != APR_SUCCESS && group)
         pp__group_leave(group, rv, 0, n);
     return rv;
