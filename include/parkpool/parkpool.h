@@ -166,6 +166,17 @@ typedef struct pp_config_t {
      *  for pp_task_info_t's times and the wait_us_* and run_us_* stats.
      *  Off, no clock is read per task. */
     int timing;
+    /** An elastic pool: threads is then the most workers that run tasks
+     *  at once, min_threads how many are started with the pool and never
+     *  retire; more are started when a task is queued and no worker is
+     *  idle or looking for work. 0 = threads: a fixed pool. */
+    apr_uint32_t min_threads;
+    /** Microseconds a worker above min_threads stays idle before its
+     *  thread exits; 0 = 10 s. */
+    apr_interval_time_t idle_timeout;
+    /** How many workers may start beyond threads to stand in for tasks
+     *  in block sections (pp_task_block_begin); 0 = threads. */
+    apr_uint32_t max_blocking;
 } pp_config_t;
 
 /** pp_config_t.on_log levels, as syslog orders them. */
@@ -177,7 +188,7 @@ typedef struct pp_stats_t {
     apr_uint64_t submitted, completed, failed, cancelled; /* task outcomes */
     apr_uint64_t queued, running;  /* at the moment of reading */
     apr_uint64_t parks, unparks;   /* sleep/wake traffic */
-    apr_uint64_t threads;          /* workers the pool started */
+    apr_uint64_t threads;          /* workers alive now (0 once shut down) */
     apr_uint64_t blocked;          /* submitters waiting for room right now */
     apr_uint64_t threads_idle;     /* workers parked for lack of work right now */
     /* Since 0.2. */
@@ -416,6 +427,18 @@ PP_API int pp_task_cancelled(const pp_task_ctx_t *ctx);
 
 /** Index (0 .. threads-1) of the worker running the task. */
 PP_API apr_uint32_t pp_task_worker(const pp_task_ctx_t *ctx);
+
+/**
+ * Bracket a section in which the task blocks (a child process, a socket, a
+ * lock held elsewhere): while inside, its worker does not count against
+ * cfg.threads, so another worker may start (or wake) for the queued tasks,
+ * up to cfg.max_blocking more than threads. Sections nest (the outermost
+ * counts); an end without a begin is ignored, as is a ctx that is not the
+ * calling thread's task. pp_group_wait() in a task does this by itself
+ * around its sleeps.
+ */
+PP_API void pp_task_block_begin(pp_task_ctx_t *ctx);
+PP_API void pp_task_block_end(pp_task_ctx_t *ctx);
 
 /** Hand a result line to the pool's on_output hook (dropped if none). */
 PP_API void pp_task_emit(pp_task_ctx_t *ctx, const char *line);

@@ -28,11 +28,20 @@ apr_status_t pp__config_resolve(pp_config_t *cfg)
         cfg->name_prefix = PP__DEFAULT_PREFIX;
     if (cfg->stack_size == 0)
         cfg->stack_size = PP__DEFAULT_STACK;
+    if (cfg->min_threads == 0)
+        cfg->min_threads = cfg->threads;
+    if (cfg->idle_timeout == 0)
+        cfg->idle_timeout = PP__DEFAULT_IDLE;
+    if (cfg->max_blocking == 0)
+        cfg->max_blocking = cfg->threads;
     if (cfg->threads > PP__MAX_THREADS
         || cfg->name_prefix[0] == '\0'
         || cfg->stack_size < PP__MIN_STACK || cfg->stack_size > PP__MAX_STACK
         || cfg->queue_capacity > PP__MAX_CAPACITY
-        || cfg->spin > PP__MAX_SPIN)
+        || cfg->spin > PP__MAX_SPIN
+        || cfg->min_threads > cfg->threads
+        || cfg->idle_timeout < 0
+        || cfg->max_blocking > PP__MAX_THREADS)
         return APR_EINVAL;
     return APR_SUCCESS;
 }

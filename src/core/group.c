@@ -189,9 +189,19 @@ apr_status_t pp_group_wait(pp_group_t *group, apr_interval_time_t timeout)
         nap = deadline;
         if (helped == 0 && deadline - pp__clock_mono() > HELP_NAP)
             nap = pp__clock_mono() + HELP_NAP;
+        /* A worker that sleeps here stands aside for another (workers.c):
+         * what it waits for may need its place, in this pool or, when it
+         * waits for another pool's group, in its own. */
+        pp__mutex_unlock(group->lock);
+        pp__self_block(1);
+        pp__mutex_lock(group->lock);
         group->nwaiting++;
-        rv = pp__cond_wait_until(group->done, group->lock, nap);
+        if (group->pending > 0)
+            rv = pp__cond_wait_until(group->done, group->lock, nap);
         group->nwaiting--;
+        pp__mutex_unlock(group->lock);
+        pp__self_block(0);
+        pp__mutex_lock(group->lock);
         if (rv == APR_TIMEUP && nap != deadline)
             rv = APR_SUCCESS;
     }

@@ -23,6 +23,7 @@ static void set_state_locked(pp_pool_t *pool, apr_uint32_t state)
 {
     ASSERT_LOCKED(pool);
     atomic_store_explicit(&pool->state, state, memory_order_relaxed);
+    pp__startable_locked(pool);    /* a cancelling pool starts nobody */
 }
 
 /* Formats only when someone listens: a silent pool pays one test. */
@@ -120,7 +121,7 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_time_t deadline,
     pp_stats_t st;
 
     pp__mutex_lock(pool->lock);
-    while (pool->live > 0 || pool->join == JOIN_BUSY) {
+    while (pool->live > 0 || pool->nlaunching > 0 || pool->join == JOIN_BUSY) {
         if (pp__cond_wait_until(pool->exited, pool->lock, deadline) == APR_SUCCESS)
             continue;
         pp__mutex_unlock(pool->lock);
@@ -135,9 +136,14 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_time_t deadline,
     if (pool->join == JOIN_NONE) {
         pool->join = JOIN_BUSY;
         pp__mutex_unlock(pool->lock);
-        for (i = 0; i < pool->nstarted; i++) {
+        /* Every worker is out and no start is under way: each slot's
+         * last thread, retired or not, is ours to join. */
+        for (i = 0; i < nused(pool); i++) {
+            pp__worker_t *w = worker_at(pool, i);
             apr_status_t ignored;
-            apr_thread_join(&ignored, worker_at(pool, i)->thread);
+            if (w->joinable)
+                apr_thread_join(&ignored, w->thread);
+            w->joinable = 0;
         }
         pp__mutex_lock(pool->lock);
         pool->join = JOIN_DONE;
@@ -187,7 +193,7 @@ static void drop_deques(pp_pool_t *pool, apr_time_t deadline)
     apr_uint32_t i;
     int r;
 
-    for (i = 0; i < pool->cfg.threads; i++)
+    for (i = 0; i < nused(pool); i++)
         while (pp__clock_mono() < deadline && (r = pp__deque_steal(&pool->deques[i], &e)) != 0)
             if (r > 0)
                 pp__drop_entry(pool, &e);
@@ -308,7 +314,7 @@ static void timing_stats(pp_pool_t *pool, pp_stats_t *out)
     apr_uint64_t wait[PP__HISTO_BUCKETS] = {0}, run[PP__HISTO_BUCKETS] = {0};
     apr_uint32_t i;
 
-    for (i = 0; i < pool->cfg.threads; i++) {
+    for (i = 0; i < nused(pool); i++) {
         pp__histo_sum(&pool->histo[2 * i], wait, &out->wait_us_max);
         pp__histo_sum(&pool->histo[2 * i + 1], run, &out->run_us_max);
     }
@@ -336,7 +342,7 @@ void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *caller, apr_size_t size)
     /* Every counter only grows, and each outcome is counted after the
      * counter of the step before it. Reading the later steps first keeps
      * the differences below from going negative while tasks move. */
-    for (i = 0; i < pool->nstarted; i++) {
+    for (i = 0; i < nused(pool); i++) {
         pp__worker_t *w = worker_at(pool, i);
         worker_counts(w, &s, &c, &f);
         started += s;
@@ -346,13 +352,13 @@ void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *caller, apr_size_t size)
     }
     cancelled = pp__counter_read(&pool->cancelled);
     out->submitted = pp__counter_read(&pool->submitted);
-    for (i = 0; i < pool->nstarted; i++)
+    for (i = 0; i < nused(pool); i++)
         out->submitted += pp__counter_read(&worker_at(pool, i)->submitted);
     out->unparks = pp__counter_read(&pool->unparks);
     out->cancelled = cancelled;
     out->running = started - out->completed - out->failed;
     out->queued = out->submitted - started - cancelled;
-    out->threads = pool->nstarted;
+    out->threads = load32(&pool->nlive);
     out->blocked = load32(&pool->nwaiting);
     out->threads_idle = load32(&pool->nidle);
     out->threads_peak = load32(&pool->live_peak);
@@ -445,12 +451,17 @@ static void pool_free(pp_pool_t *pool)
 {
     apr_uint32_t i;
 
-    if (pool->join != JOIN_DONE)
-        for (i = 0; i < pool->nstarted; i++)
-            apr_thread_detach(worker_at(pool, i)->thread);
-    for (i = 0; pool->slots && i < pool->cfg.threads; i++)
-        free(worker_at(pool, i)->nested);
+    for (i = 0; pool->slots && i < nused(pool); i++) {
+        pp__worker_t *w = worker_at(pool, i);
+        if (w->joinable && !forked(pool))
+            apr_thread_detach(w->thread);
+        free(w->nested);
+        if (w->tp)
+            apr_pool_destroy(w->tp);
+    }
     pp__queue_destroy(&pool->queue);
+    free(pool->deques_mem);
+    free(pool->histo_mem);
     apr_pool_destroy(pool->p);
 }
 
@@ -464,8 +475,7 @@ static void pool_close(pp_pool_t *pool)
         /* Its lock may be held by a thread that is not here, and its
          * queued tasks are the parent's to run: touch neither, free the
          * memory (sync.h leaves the abandoned locks alone). */
-        pp__queue_destroy(&pool->queue);
-        apr_pool_destroy(pool->p);
+        pool_free(pool);    /* the threads it detaches are not here */
         return;
     }
     if (own_worker(pool)) {
@@ -523,28 +533,22 @@ static apr_status_t start_workers(pp_pool_t *pool)
     rv = apr_threadattr_create(&pool->attr, pool->p);
     if (rv == APR_SUCCESS)
         rv = apr_threadattr_stacksize_set(pool->attr, pool->cfg.stack_size);
-    for (i = 0; rv == APR_SUCCESS && i < pool->cfg.threads; i++) {
-        pp__worker_t *w = worker_at(pool, i);
-
-        pp__mutex_lock(pool->lock);
-        if (++pool->live > load32(&pool->live_peak))
-            atomic_store_explicit(&pool->live_peak, pool->live, memory_order_relaxed);
-        pp__mutex_unlock(pool->lock);
-        rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
-             ? APR_EAGAIN
-             : apr_thread_create(&w->thread, pool->attr, pp__worker_main, w, pool->p);
-        if (rv != APR_SUCCESS) {
-            char msg[128];
-            pp__mutex_lock(pool->lock);
-            pool->live--;
-            pp__mutex_unlock(pool->lock);
-            pp__pool_log(pool, PP_LOG_ERROR, "cannot start worker %u of %u: %s", i,
-                         pool->cfg.threads, pp_strerror(rv, msg, sizeof(msg)));
-            break;
-        }
-        pool->nstarted++;
-    }
+    for (i = 0; rv == APR_SUCCESS && i < pool->nmin; i++)
+        rv = pp__start_first(pool, i);    /* on_log has told what failed */
     return rv;
+}
+
+/* size zeroed bytes on a cache line of their own from calloc (freed with
+ * *mem), or NULL: for the big arrays, which only get pages as they are
+ * used. */
+static void *lazy_zalloc(void **mem, apr_size_t size)
+{
+    char *raw = pp__fault_hit(PP__FAULT_POOL_ALLOC) ? NULL : calloc(1, size + CACHE_LINE);
+
+    *mem = raw;
+    if (!raw)
+        return NULL;
+    return (void *)(((apr_uintptr_t)raw + CACHE_LINE - 1) & ~(apr_uintptr_t)(CACHE_LINE - 1));
 }
 
 /* size zeroed bytes from p on a cache line of their own, or NULL. */
@@ -601,38 +605,46 @@ apr_status_t pp_pool_create_sized(pp_pool_t **out, const pp_config_t *cfg, apr_s
     if (rv != APR_SUCCESS)
         goto fail;
 
-    pool->slots = aligned_zalloc(p, pool->cfg.threads * sizeof(worker_slot));
-    pool->idle = apr_pcalloc(p, pool->cfg.threads * sizeof(*pool->idle));
-    pool->deques = aligned_zalloc(p, pool->cfg.threads * sizeof(pp__deque_t));
+    /* Every slot a worker may ever take, the ones for block sections
+     * too; the deques and histograms (most of the memory) come zeroed
+     * from calloc, whose large blocks are untouched pages until a worker
+     * takes the slot (workers.c initialises a deque then). */
+    pool->nmin = pool->cfg.min_threads;
+    pool->nslots = pool->cfg.threads + pool->cfg.max_blocking;
+    pool->slots = aligned_zalloc(p, pool->nslots * sizeof(worker_slot));
+    pool->idle = apr_pcalloc(p, pool->nslots * sizeof(*pool->idle));
+    pool->deques = lazy_zalloc(&pool->deques_mem, pool->nslots * sizeof(pp__deque_t));
     if (!pool->slots || !pool->idle || !pool->deques) {
         rv = APR_ENOMEM;
         goto fail;
     }
     pool->observe = pool->cfg.on_task_end || pool->cfg.timing;
     if (pool->cfg.timing
-        && !(pool->histo = aligned_zalloc(p, 2 * pool->cfg.threads * sizeof(pp__histo_t)))) {
+        && !(pool->histo = lazy_zalloc(&pool->histo_mem, 2 * pool->nslots * sizeof(pp__histo_t)))) {
         rv = APR_ENOMEM;
         goto fail;
     }
     pool->min_spin = pp__budget_floor(pool->cfg.spin);
-    for (i = 0; i < pool->cfg.threads; i++) {
+    for (i = 0; i < pool->nslots; i++) {
         pp__worker_t *w = worker_at(pool, i);
         w->pool = pool;
         w->index = i;
         w->deque = &pool->deques[i];
         w->budget.spin = pool->cfg.spin;
         w->fair = FAIR_EVERY;
-        pp__deque_init(w->deque);
         w->name = worker_name(p, pool->cfg.name_prefix, i);
         rv = pp__parker_create(&w->parker, p);
         if (rv != APR_SUCCESS)
             goto fail;
     }
+    pp__mutex_lock(pool->lock);
+    pp__startable_locked(pool);
+    pp__mutex_unlock(pool->lock);
     rv = start_workers(pool);
     if (rv != APR_SUCCESS)
         goto fail;
     pp__mutex_lock(pool->lock);
-    while (pool->nready < pool->cfg.threads)
+    while (pool->nready < pool->nmin)
         pp__cond_wait(pool->exited, pool->lock);
     rv = pool->start_rv;
     pp__mutex_unlock(pool->lock);
@@ -654,7 +666,7 @@ apr_status_t pp_pool_create_sized(pp_pool_t **out, const pp_config_t *cfg, apr_s
 fail:
     /* One unwinding path: stop and join the workers already started (none
      * is inside a task: nobody could submit one yet) and free it all. */
-    if (pool->nstarted > 0)
+    if (nused(pool) > 0)
         pool_close(pool);
     else
         pool_free(pool);

@@ -25,6 +25,7 @@
  * docs/design.md, "The search budget", has the measurements. */
 #define PP__DEFAULT_SPIN   4000u
 #define PP__DEFAULT_PREFIX "pp-worker"
+#define PP__DEFAULT_IDLE   (10 * APR_USEC_PER_SEC)
 
 /** Check cfg and replace its "0 = default" values by the real ones. */
 apr_status_t pp__config_resolve(pp_config_t *cfg);
@@ -69,6 +70,11 @@ int pp__pool_help(pp_pool_t *pool);
 /** Called on a worker thread that a task ended (pp__exit_watch, os.h)
  *  with its worker: accounts for its tasks and replaces it. */
 void pp__thread_died(void *worker);
+
+/** When the calling thread is a worker running a task, begin (begin != 0)
+ *  or end a block section of it, as pp_task_block_begin/end do; else
+ *  nothing. For pp_group_wait()'s sleeps. */
+void pp__self_block(int begin);
 
 /** The group of the task running on the calling thread, or NULL. */
 pp_group_t *pp__current_group(void);

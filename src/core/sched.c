@@ -111,7 +111,7 @@ static pp__worker_t *pop_idle_locked(pp_pool_t *pool)
     ASSERT_LOCKED(pool);
     /* Each worker is idle, searching (or counted so by its waker), or
      * neither; never both. */
-    PP__ASSERT(n + load32(&pool->nsearching) <= pool->cfg.threads);
+    PP__ASSERT(n + load32(&pool->nsearching) <= pool->live);
     if (n == 0)
         return NULL;
     atomic_store_explicit(&pool->nidle, n - 1, memory_order_relaxed);
@@ -129,18 +129,31 @@ void pp__wake_all_locked(pp_pool_t *pool)
         pp__unpark(w->parker);
 }
 
+void pp__wake_or_start_locked(pp_pool_t *pool, pp__worker_t **wake, pp__worker_t **start)
+{
+    ASSERT_LOCKED(pool);
+    if (held(pool))
+        return;
+    if (load32(&pool->nidle) > 0)
+        *wake = pop_idle_locked(pool);
+    else
+        *start = pp__reserve_locked(pool);
+}
+
 apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
-                                        pp__worker_t **wake, apr_uint32_t max)
+                                        pp__worker_t **wake, apr_uint32_t max,
+                                        pp__worker_t **start)
 {
     apr_uint32_t nwake = 0, want, searching;
     pp__worker_t *w;
 
     ASSERT_LOCKED(pool);
-    /* nidle changes only under the lock we hold: with nobody idle there is
-     * nobody to wake, and no fence to pay (every worker is awake and looks
-     * at this queue, under this lock, before it may sleep). Paused, the
-     * task waits for pp__resume_locked(), under this lock too. */
-    if (load32(&pool->nidle) == 0 || held(pool))
+    /* nidle and nstartable change only under the lock we hold: with
+     * nobody idle and nobody to start there is nobody to wake, and no
+     * fence to pay (every worker is awake and looks at this queue, under
+     * this lock, before it may sleep). Paused, the task waits for
+     * pp__resume_locked(), under this lock too. */
+    if ((load32(&pool->nidle) == 0 && load32(&pool->nstartable) == 0) || held(pool))
         return 0;
     atomic_thread_fence(memory_order_seq_cst);    /* F3: pairs with F4 */
     searching = load32(&pool->nsearching);
@@ -148,25 +161,33 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
     want = want > searching ? want - searching : 0;
     if (want > n)
         want = n;
-    while (want-- > 0 && (w = pop_idle_locked(pool)) != NULL) {
+    while (want > 0 && (w = pop_idle_locked(pool)) != NULL) {
+        want--;
         if (nwake < max)
             wake[nwake++] = w;
         else
             pp__unpark(w->parker);
     }
+    /* One start per submit at most: the started worker, finding more,
+     * wakes or starts the next (found_work), so a burst ramps up without
+     * its submitter making every thread. */
+    if (want > 0)
+        *start = pp__reserve_locked(pool);
     return nwake;
 }
 
 void pp__wake_one(pp_pool_t *pool)
 {
-    pp__worker_t *w = NULL;
+    pp__worker_t *w = NULL, *s = NULL;
 
     pp__mutex_lock(pool->lock);
-    if (wake_wanted(pool) && !held(pool))
-        w = pop_idle_locked(pool);
+    if (wake_wanted(pool))
+        pp__wake_or_start_locked(pool, &w, &s);
     pp__mutex_unlock(pool->lock);
     if (w)
         pp__unpark(w->parker);
+    if (s)
+        pp__launch(pool, s);
 }
 
 /* Every task queued while paused is in the global queue or a deque; none
@@ -183,7 +204,7 @@ void pp__resume_locked(pp_pool_t *pool)
     atomic_store_explicit(&pool->paused, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);    /* F6: pairs with F2, F5 */
     work = pp__queue_len(&pool->queue);
-    for (i = 0; i < pool->cfg.threads; i++)
+    for (i = 0; i < nused(pool); i++)
         work += pp__deque_len(&pool->deques[i]);
     searching = load32(&pool->nsearching);
     for (work = work > searching ? work - searching : 0;
@@ -195,9 +216,9 @@ void pp__resume_locked(pp_pool_t *pool)
  * task pushed before the pusher's fence. */
 static int deques_busy(pp_pool_t *pool)
 {
-    apr_uint32_t i;
+    apr_uint32_t i, n = nused(pool);
 
-    for (i = 0; i < pool->cfg.threads; i++)
+    for (i = 0; i < n; i++)
         if (pp__deque_len(&pool->deques[i]) > 0)
             return 1;
     return 0;
@@ -208,9 +229,9 @@ static int deques_busy(pp_pool_t *pool)
  * nothing, under the lock: see search(). */
 static int tasks_running(pp_pool_t *pool)
 {
-    apr_uint32_t i;
+    apr_uint32_t i, n = nused(pool);
 
-    for (i = 0; i < pool->cfg.threads; i++) {
+    for (i = 0; i < n; i++) {
         pp__worker_t *w = worker_at(pool, i);
         apr_uint64_t ended = pp__counter_read(&w->completed) + pp__counter_read(&w->failed);
         if (pp__counter_read(&w->started) != ended)
@@ -219,8 +240,7 @@ static int tasks_running(pp_pool_t *pool)
     return 0;
 }
 
-/* Is there anything a searcher could take? */
-static int work_visible(pp_pool_t *pool)
+int pp__work_visible(pp_pool_t *pool)
 {
     return load32(&pool->qlen) > 0 || deques_busy(pool);
 }
@@ -360,7 +380,7 @@ static int take_global(pp__worker_t *w, pp__entry_t *e)
 static int steal(pp__worker_t *w, pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
-    apr_uint32_t n = pool->cfg.threads, k, v, want, got;
+    apr_uint32_t n = nused(pool), k, v, want, got;
     pp__entry_t x;
     int r;
 
@@ -449,7 +469,7 @@ static void found_work(pp__worker_t *w)
     if (atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_release) != 1)
         return;
     atomic_thread_fence(memory_order_seq_cst);    /* F4: pairs with F1, F2, F3 */
-    if (load32(&pool->nidle) > 0 && work_visible(pool))
+    if ((load32(&pool->nidle) > 0 || load32(&pool->nstartable) > 0) && pp__work_visible(pool))
         pp__wake_one(pool);
 }
 
@@ -460,8 +480,63 @@ static apr_uint32_t search_budget(const pp__worker_t *w)
 {
     pp_pool_t *pool = w->pool;
 
-    return pp__budget_rounds(&w->budget, pool->cfg.threads - load32(&pool->nidle),
+    apr_uint32_t live = load32(&pool->nlive), idle = load32(&pool->nidle);
+
+    return pp__budget_rounds(&w->budget, live > idle ? live - idle : 1,
                              load32(&pool->nsearching) - 1);    /* w is one */
+}
+
+/* Remove w from the idle stack, wherever it is (a timed-out sleeper is
+ * usually near the bottom: the stack is LIFO). 0 if it is not there: a
+ * waker popped it. Called with the lock held. */
+static int unstack_locked(pp_pool_t *pool, pp__worker_t *w)
+{
+    apr_uint32_t n = load32(&pool->nidle), k;
+
+    ASSERT_LOCKED(pool);
+    for (k = 0; k < n && pool->idle[k] != w; k++)
+        ;
+    if (k == n)
+        return 0;
+    for (; k + 1 < n; k++)
+        pool->idle[k] = pool->idle[k + 1];
+    atomic_store_explicit(&pool->nidle, n - 1, memory_order_relaxed);
+    return 1;
+}
+
+/* The sleep of an idle worker that may retire (above min_threads, or an
+ * extra started for a block section): for idle_timeout at a time. 1 when
+ * woken (counted as searching by its waker), 0 when retired. A worker
+ * whose sleep timed out just as a waker popped it must not leave with
+ * that wake-up (the waker counted on it for a task): under the lock it
+ * finds itself off the stack, and takes the token that is on its way
+ * instead (models/sleepwake.pml, ELASTIC, and its mutant
+ * RETIRE_WHEN_POPPED). */
+static int idle_wait(pp__worker_t *w)
+{
+    pp_pool_t *pool = w->pool;
+
+    if (pp__park_timed(w->parker, pool->cfg.idle_timeout) == APR_SUCCESS)
+        return 1;
+    pp__mutex_lock(pool->lock);
+    if (!unstack_locked(pool, w)) {
+        pp__mutex_unlock(pool->lock);
+        pp__park(w->parker);    /* the waker unparks after its unlock */
+        return 1;
+    }
+    if (pp__may_retire_locked(pool, 1)) {
+        pp__retire_locked(pool, w);
+        pp__mutex_unlock(pool->lock);
+        return 0;
+    }
+    /* Down to min_threads meanwhile: back on the stack (on top now, which
+     * only changes who is woken first), and asleep without a timer, so an
+     * idle pool makes no wake-ups at all. */
+    pool->idle[load32(&pool->nidle)] = w;
+    atomic_store_explicit(&pool->nidle, load32(&pool->nidle) + 1, memory_order_relaxed);
+    pp__mutex_unlock(pool->lock);
+    pp__park(w->parker);
+    return 1;
 }
 
 /*
@@ -469,14 +544,15 @@ static apr_uint32_t search_budget(const pp__worker_t *w)
  * for up to search_budget() rounds, then go idle and park; repeat after a
  * wake-up.
  * 1 with a task in e, 0 when the pool is shutting down and nothing is left
- * for w. The caller counted w as searching (or its waker did).
+ * for w, -1 when w retired (workers.c: no longer live, but inside). The
+ * caller counted w as searching (or its waker did).
  */
 static int search(pp__worker_t *w, pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
     apr_uint32_t i, n, budget;
     apr_time_t polled, parked;
-    int woken = 0;
+    int woken = 0, timed;
 
     for (;;) {
         /* Shutting down: one look per round, not a poll. A shutdown wakes
@@ -553,10 +629,23 @@ static int search(pp__worker_t *w, pp__entry_t *e)
             pp__mutex_unlock(pool->lock);
             continue;
         }
+        if (pp__may_retire_locked(pool, 0)) {
+            /* More awake than threads allows (block sections ended):
+             * leave rather than sleep, with the same handshake behind us
+             * as going idle (we are on top of the stack: take it back). */
+            atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);
+            pp__retire_locked(pool, w);
+            pp__mutex_unlock(pool->lock);
+            return -1;
+        }
+        timed = pool->live > pool->nmin;
         pp__mutex_unlock(pool->lock);
         pp__counter_add(&w->parks, 1);
         parked = w->budget.polls_per_us ? apr_time_now() : 0;
-        pp__park(w->parker);
+        if (timed && !idle_wait(w))
+            return -1;    /* retired */
+        if (!timed)
+            pp__park(w->parker);
         if (parked)
             pp__budget_woke(&w->budget, pool->cfg.spin, apr_time_now() - parked);
         woken = 1;    /* and whoever woke us counted us as searching */
@@ -577,6 +666,11 @@ static void start_idle(pp__worker_t *w)
     apr_uint32_t n;
 
     pp__mutex_lock(pool->lock);
+    if (w->searching) {    /* started on demand: its starter counted it */
+        w->searching = 0;
+        pp__mutex_unlock(pool->lock);
+        return;
+    }
     if (pool->state != STATE_RUNNING || w->replaced) {
         atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
         pp__mutex_unlock(pool->lock);
@@ -586,7 +680,7 @@ static void start_idle(pp__worker_t *w)
     pool->idle[n] = w;
     atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
     pp__counter_add(&w->parks, 1);    /* counted before pp_pool_create() returns */
-    if (++pool->nready == pool->cfg.threads)
+    if (++pool->nready == pool->nmin)
         pp__cond_broadcast(pool->exited);    /* pp_pool_create() waits */
     pp__mutex_unlock(pool->lock);
     pp__park(w->parker);
@@ -603,23 +697,37 @@ static void start_failed(pp__worker_t *w, apr_status_t rv)
     pp__worker_t *x = NULL;
     char msg[128];
 
+    int first;    /* one of the pool's first workers, which its creator waits for */
+
+    pp__mutex_lock(pool->lock);
+    first = !w->replaced && !w->searching;
+    pp__mutex_unlock(pool->lock);
     pp__pool_log(pool, PP_LOG_ERROR, "%s: on_thread_start failed (%s): the worker %s", w->name,
                  pp_strerror(rv, msg, sizeof(msg)),
-                 w->replaced ? "is not replaced" : "stops, and the pool is not created");
+                 first ? "stops, and the pool is not created" : "is not started");
     pp__mutex_lock(pool->lock);
-    if (!w->replaced) {
+    if (first) {
         if (pool->start_rv == APR_SUCCESS)
             pool->start_rv = rv;
-        if (++pool->nready == pool->cfg.threads)
+        if (++pool->nready == pool->nmin)
             pp__cond_broadcast(pool->exited);
     }
-    else if (pp__deque_len(w->deque) > 0) {
-        x = pop_idle_locked(pool);
+    else {
+        /* The task it was started (or replaced) for stays queued: wake an
+         * idle worker if there is one, or another start will come with the
+         * next submit. */
+        if (w->searching) {
+            w->searching = 0;
+            atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
+        }
+        if (pp__work_visible(pool) && load32(&pool->nidle) > 0)
+            x = pop_idle_locked(pool);
     }
+    pp__leave_slot_locked(pool, w);
+    pp__mutex_unlock(pool->lock);
     if (x)
         pp__unpark(x->parker);
-    PP__ASSERT(pool->live > 0);
-    pool->live--;
+    pp__mutex_lock(pool->lock);
     pp__pool_leave_locked(pool);    /* the last touch of pool: it may be freed */
 }
 
@@ -630,6 +738,7 @@ void *APR_THREAD_FUNC pp__worker_main(apr_thread_t *thread, void *data)
     const pp_config_t *cfg = &pool->cfg;
     pp__entry_t *e = &w->cur;
     apr_status_t rv;
+    int found;
 
     (void)thread;
     pp__thread_set_name(w->name);
@@ -652,7 +761,7 @@ void *APR_THREAD_FUNC pp__worker_main(apr_thread_t *thread, void *data)
     start_idle(w);
     for (;;) {
         /* Counted as searching here: by its waker, or by itself. */
-        if (!search(w, e))
+        if ((found = search(w, e)) <= 0)
             break;
         run_entry(w, e);
         while (!held(pool) && next_local(w, e))
@@ -664,8 +773,13 @@ void *APR_THREAD_FUNC pp__worker_main(apr_thread_t *thread, void *data)
     if (cfg->on_thread_stop)
         cfg->on_thread_stop(w->index, cfg->baton);
     pp__mutex_lock(pool->lock);
-    PP__ASSERT(pool->live > 0);
-    pool->live--;
+    if (found < 0) {
+        PP__ASSERT(pool->inside > 0);
+        pool->inside--;    /* retired: its slot was freed then */
+    }
+    else {
+        pp__leave_slot_locked(pool, w);
+    }
     pp__pool_leave_locked(pool);    /* the last touch of pool: it may be freed */
     return NULL;
 }
@@ -716,6 +830,11 @@ void pp__thread_died(void *data)
 
     w->replaced = 1;
     pp__mutex_lock(pool->lock);
+    if (w->blocking > 0) {    /* it died inside a block section */
+        w->blocking = 0;
+        pool->nblocked--;
+        pp__startable_locked(pool);
+    }
     if (pool->state != STATE_CANCELLING)
         rv = pp__fault_hit(PP__FAULT_THREAD_CREATE)
              ? APR_EAGAIN
@@ -739,8 +858,7 @@ void pp__thread_died(void *data)
         x = pop_idle_locked(pool);
     if (x)
         pp__unpark(x->parker);
-    PP__ASSERT(pool->live > 0);
-    pool->live--;
+    pp__leave_slot_locked(pool, w);
     pp__pool_leave_locked(pool);    /* the last touch of pool: it may be freed */
 }
 

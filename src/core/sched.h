@@ -60,6 +60,14 @@ typedef struct pp__worker_t {
     pp__entry_t    *nested;
     apr_uint32_t    in_fn;
     int             replaced;   /* this thread took over from a dead one */
+    /* Its place among the slots (workers.c), under the queue lock: alive
+     * from a start's reservation until the worker leaves; launching while
+     * its starter creates the thread (not to be reused meanwhile);
+     * joinable while a thread that nobody joined or detached is in
+     * thread; searching: its starter counted it in nsearching. */
+    unsigned char   alive, launching, joinable, searching;
+    apr_uint32_t    blocking;   /* pp_task_block_begin() depth, its own */
+    apr_pool_t     *tp;         /* its thread's record: a pool per start */
     /* This worker's only, so a plain release store adds (counter.h); they
      * sit on its own cache lines and pp_pool_stats() sums them. */
     pp__counter_t submitted, started, completed, failed, parks;
@@ -67,9 +75,9 @@ typedef struct pp__worker_t {
 
 typedef union worker_slot {
     pp__worker_t w;
-    char pad[3 * CACHE_LINE];
+    char pad[4 * CACHE_LINE];
 } worker_slot;
-_Static_assert(sizeof(pp__worker_t) <= 3 * CACHE_LINE, "a worker outgrew its slot");
+_Static_assert(sizeof(pp__worker_t) <= 4 * CACHE_LINE, "a worker outgrew its slot");
 
 struct pp_task_ctx_t {
     pp__worker_t      *worker;
@@ -80,12 +88,16 @@ struct pp_pool_t {
     apr_pool_t          *p;         /* ours alone (unmanaged), see pool_free() */
     apr_pool_t          *parent;    /* whose destruction closes the pool */
     pp_config_t          cfg;
-    worker_slot         *slots;
-    pp__deque_t         *deques;    /* one per worker */
-    apr_uint32_t         nstarted;  /* threads created; joined at the end.
-                                     * It grows while the first workers run,
-                                     * so they go by cfg.threads instead
-                                     * (every deque is ready before them). */
+    worker_slot         *slots;     /* nslots: threads + max_blocking */
+    pp__deque_t         *deques;    /* one per slot */
+    void                *deques_mem, *histo_mem;  /* malloc'd: free these */
+    apr_uint32_t         nslots;
+    apr_uint32_t         nmin;      /* workers that never retire (min_threads) */
+    /* Slots ever started (a start takes the lowest free one): every loop
+     * over the workers stops here. Grows under the lock; a worker that
+     * reads it late misses only slots started after its lock, whose
+     * workers' pushes its handshake covers (docs/design.md). */
+    _Atomic apr_uint32_t nused;
     apr_uint32_t         min_spin;  /* the adaptive search budget's floor */
     apr_uint32_t         gen;       /* the fork generation it lives in (fork.h) */
     int                  observe;   /* cfg.on_task_end or cfg.timing: run_entry
@@ -97,7 +109,11 @@ struct pp_pool_t {
     pp__queue_t          queue;
     pp__worker_t       **idle;      /* LIFO stack of parked workers */
     apr_threadattr_t    *attr;      /* how workers are made (replacements too) */
-    apr_uint32_t         live;      /* workers not yet out of their loop */
+    apr_uint32_t         live;      /* workers not yet out of their loop
+                                     * (started ones count from their
+                                     * reservation) */
+    apr_uint32_t         nlaunching; /* starts whose thread is being made */
+    apr_uint32_t         nblocked;  /* workers in a block section */
     apr_uint32_t         inside;    /* callers in a shutdown or dropping tasks */
     apr_uint32_t         nready;    /* workers that went idle once started,
                                      * or gave up (start_rv) */
@@ -135,6 +151,10 @@ struct pp_pool_t {
     char pad1[CACHE_LINE];
     _Atomic apr_uint32_t nidle;
     _Atomic apr_uint32_t qlen;
+    /* How many more workers may start now (workers.c): 0 in a fixed pool
+     * at full strength. Beside nidle, which a waker reads with it. */
+    _Atomic apr_uint32_t nstartable;
+    _Atomic apr_uint32_t nlive;     /* live, for readers without the lock */
     char pad2[CACHE_LINE];
     _Atomic apr_uint32_t nsearching;
     char pad3[CACHE_LINE];
@@ -209,10 +229,12 @@ void pp__wake_all_locked(pp_pool_t *pool);
 /** Called with the lock held, n tasks just pushed on the global queue:
  *  take an idle worker off the stack for each of them that the searching
  *  workers cannot take (fence F3), at most max into wake[] for the caller
- *  to unpark after unlocking, the rest unparked at once. Returns how many
- *  went into wake[]. */
+ *  to unpark after unlocking, the rest unparked at once; with tasks left
+ *  over and nobody idle, reserve one start into *start (to launch after
+ *  unlocking). Returns how many went into wake[]. */
 apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
-                                        pp__worker_t **wake, apr_uint32_t max);
+                                        pp__worker_t **wake, apr_uint32_t max,
+                                        pp__worker_t **start);
 
 /** Wake one idle worker, unless one is searching by the time we hold the
  *  lock (it will find the work: it looks again before it sleeps) or the
@@ -224,10 +246,17 @@ void pp__wake_one(pp_pool_t *pool);
 void pp__resume_locked(pp_pool_t *pool);
 
 /* After a task went into a queue and a seq_cst fence: does anybody have
- * to be woken for it? */
+ * to be woken (or started) for it? */
 static inline int wake_wanted(pp_pool_t *pool)
 {
-    return load32(&pool->nsearching) == 0 && load32(&pool->nidle) > 0;
+    return load32(&pool->nsearching) == 0
+           && (load32(&pool->nidle) > 0 || load32(&pool->nstartable) > 0);
+}
+
+/* Acquire: pairs with the release that covers a slot's first use. */
+static inline apr_uint32_t nused(pp_pool_t *pool)
+{
+    return atomic_load_explicit(&pool->nused, memory_order_acquire);
 }
 
 /* A task's submit of a task: onto its worker's own deque, no lock, and a
@@ -247,6 +276,52 @@ static inline apr_status_t pp__push_local(pp__worker_t *w, const pp__entry_t *e)
         pp__wake_one(pool);
     return APR_SUCCESS;
 }
+
+/* workers.c: the workers' comings and goings */
+
+/** Called with the lock held after live, nblocked or the state changed. */
+void pp__startable_locked(pp_pool_t *pool);
+
+/** Called with the lock held: reserve the lowest free slot for a worker
+ *  that starts searching (counted in nsearching now, as a woken one), or
+ *  NULL when none may start. The caller launches it after unlocking. */
+pp__worker_t *pp__reserve_locked(pp_pool_t *pool);
+
+/** Make the thread of a reserved worker (without the lock). On failure
+ *  the reservation is undone and on_log told. */
+apr_status_t pp__launch(pp_pool_t *pool, pp__worker_t *w);
+
+/** Start the pool's first workers one by one, i = 0, 1, ... (each goes
+ *  idle at once). */
+apr_status_t pp__start_first(pp_pool_t *pool, apr_uint32_t i);
+
+/** Called with the lock held by an idle worker w that has no work: may it
+ *  leave? Yes above min_threads (when expired is set: its idle_timeout
+ *  ran out), or when more workers are awake than threads allows (after
+ *  block sections ended). */
+int pp__may_retire_locked(pp_pool_t *pool, int expired);
+
+/** Called with the lock held by (or for) a worker that stops counting as
+ *  live: frees its slot for a start. */
+void pp__leave_slot_locked(pp_pool_t *pool, pp__worker_t *w);
+
+/** pp__leave_slot_locked() for an idle worker that retires, counting it
+ *  inside the pool until it leaves for good (its stop hook still runs). */
+void pp__retire_locked(pp_pool_t *pool, pp__worker_t *w);
+
+/** A block section of w begins (begin != 0) or ends (pp_task_block_*,
+ *  and pp_group_wait() in a task around each of its sleeps). */
+void pp__block(pp__worker_t *w, int begin);
+
+/* sched.c, for workers.c */
+
+/** Is there anything a searcher could take? */
+int pp__work_visible(pp_pool_t *pool);
+
+/** Called with the lock held: pop an idle worker into *wake, or else
+ *  reserve a start into *start (unless the pool is paused). The caller
+ *  unparks or launches after unlocking. */
+void pp__wake_or_start_locked(pp_pool_t *pool, pp__worker_t **wake, pp__worker_t **start);
 
 /* pool.c */
 

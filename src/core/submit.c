@@ -55,7 +55,7 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
                             void *const *args, apr_uint32_t n, apr_uint32_t flags,
                             apr_time_t deadline)
 {
-    pp__worker_t *wake[BATCH_WAKE_MAX];
+    pp__worker_t *wake[BATCH_WAKE_MAX], *start = NULL;
     apr_uint32_t i = 0, nwake = 0;
     pp__entry_t x = *e;
     apr_status_t rv;
@@ -85,11 +85,13 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
     pp__counter_add(&pool->submitted, n);
     publish_qlen_locked(pool);
     pp__counter_raise(&pool->queued_peak, pp__queue_len(&pool->queue));    /* under the lock */
-    nwake = pp__wake_for_global_locked(pool, n, wake, BATCH_WAKE_MAX);
+    nwake = pp__wake_for_global_locked(pool, n, wake, BATCH_WAKE_MAX, &start);
 out:
     pp__mutex_unlock(pool->lock);
     for (i = 0; i < nwake; i++)
         pp__unpark(wake[i]->parker);
+    if (start)
+        pp__launch(pool, start);
     return rv;
 }
 

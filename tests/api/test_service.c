@@ -513,6 +513,307 @@ static void test_pause_churn(void)
     apr_pool_destroy(p);
 }
 
+/* ---- elastic workers */
+
+static pp_pool_t *elastic_pool(apr_pool_t *p, hooks *h, apr_uint32_t threads,
+                               apr_uint32_t min, apr_interval_time_t idle,
+                               apr_uint32_t max_blocking)
+{
+    pp_config_t cfg;
+    pp_pool_t *pool = NULL;
+
+    pp_config_init(&cfg);
+    cfg.threads = threads;
+    cfg.min_threads = min;
+    cfg.idle_timeout = idle;
+    cfg.max_blocking = max_blocking;
+    if (h) {
+        cfg.on_thread_start = on_start;
+        cfg.on_thread_stop = on_stop;
+        cfg.baton = h;
+    }
+    T_OK(pp_pool_create(&pool, &cfg, p));
+    return pool;
+}
+
+/* Wait (10 s at most) until the pool has n workers. */
+static void threads_settle(pp_pool_t *pool, apr_uint64_t n)
+{
+    pp_stats_t st;
+    int i;
+
+    for (i = 0; i < 10000; i++) {
+        pp_pool_stats(pool, &st);
+        if (st.threads == n)
+            return;
+        apr_sleep(1000);
+    }
+    T_EQ(st.threads, n);
+}
+
+static apr_uint32_t sum(volatile apr_uint32_t *a)
+{
+    apr_uint32_t i, n = 0;
+
+    for (i = 0; i < MAXW; i++)
+        n += a[i];
+    return n;
+}
+
+/* One worker to begin with; four at once when four tasks need them (and
+ * no more: the fifth waits); back to one after idle_timeout; and again.
+ * The thread hooks see every thread that came and went, once each. */
+static void test_elastic(void)
+{
+    static hooks h;
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_stats_t st;
+    t_gate gate;
+    int round, i;
+
+    memset((void *)&h, 0, sizeof(h));
+    h.fail_worker = MAXW;
+    apr_pool_create(&p, t_root);
+    pool = elastic_pool(p, &h, 4, 1, apr_time_from_msec(50), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+    pp_pool_stats(pool, &st);
+    T_EQ(st.threads, 1);
+    T_EQ(sum(h.starts), 1);
+    for (round = 0; round < 2; round++) {
+        memset(&gate, 0, sizeof(gate));
+        for (i = 0; i < 5; i++)
+            T_OK(pp_submit(pool, t_gate_task, &gate));
+        t_gate_wait_arrived(&gate, 4);    /* four ran at once */
+        apr_sleep(apr_time_from_msec(20));
+        pp_pool_stats(pool, &st);
+        T_EQ(st.threads, 4);
+        T_EQ(gate.arrived, 4);            /* the fifth waits for a worker */
+        T_EQ(st.queued, 1);
+        t_gate_open(&gate);
+        threads_settle(pool, 1);          /* the three extra ones retire */
+        pp_pool_stats(pool, &st);
+        T_EQ(st.completed, 5 * (round + 1));
+        T_EQ(st.threads_peak, 4);
+        T_EQ(sum(h.stops), 3 * (round + 1));
+    }
+    pp_pool_destroy(pool);
+    T_EQ(sum(h.starts), 7);
+    T_EQ(sum(h.stops), 7);
+    T_EQ(h.wrong_thread, 0);
+    apr_pool_destroy(p);
+}
+
+/* Retired and restarted workers under load: tasks from outside and from
+ * tasks, with an idle_timeout short enough that workers come and go all
+ * the time; every task runs once, and an idle pool ends at min_threads. */
+static apr_status_t spawn_child(void *arg, pp_task_ctx_t *ctx)
+{
+    churn *c = arg;
+
+    (void)ctx;
+    apr_atomic_inc32(&c->ran);
+    if ((apr_atomic_read32(&c->ran) & 7) == 0)
+        apr_sleep(200);    /* now and then long enough to need help */
+    if (pp_submit_ex(c->pool, churn_child, c, c->g, 0) != APR_SUCCESS)
+        apr_atomic_inc32(&c->errors);
+    return APR_SUCCESS;
+}
+
+static void elastic_produce(void *arg)
+{
+    churn *c = arg;
+    apr_uint32_t i, n = t_scaled(5000);
+
+    for (i = 0; i < n; i++) {
+        if (pp_submit_ex(c->pool, spawn_child, c, c->g, 0) != APR_SUCCESS)
+            apr_atomic_inc32(&c->errors);
+        if (i % 64 == 0)
+            apr_sleep(300);    /* gaps in which workers retire */
+    }
+}
+
+static void test_elastic_churn(void)
+{
+    apr_pool_t *p;
+    churn c;
+    t_thread *producers[2];
+    pp_stats_t st;
+    int i;
+
+    memset(&c, 0, sizeof(c));
+    apr_pool_create(&p, t_root);
+    c.pool = elastic_pool(p, NULL, 4, 1, 200, 0);
+    T_OK(pp_group_create(&c.g, p));
+    for (i = 0; i < 2; i++)
+        producers[i] = t_spawn(elastic_produce, &c);
+    for (i = 0; i < 2; i++)
+        t_join(producers[i]);
+    T_OK(pp_group_wait(c.g, apr_time_from_sec(60)));
+    T_EQ(c.ran, 2 * 2 * t_scaled(5000));
+    T_EQ(c.errors, 0);
+    threads_settle(c.pool, 1);
+    pp_pool_stats(c.pool, &st);
+    CU_ASSERT(st.threads_peak <= 4);
+    pp_pool_destroy(c.pool);
+    apr_pool_destroy(p);
+}
+
+static void test_elastic_config(void)
+{
+    apr_pool_t *p;
+    pp_config_t cfg;
+    pp_pool_t *pool = NULL;
+
+    apr_pool_create(&p, t_root);
+    pp_config_init(&cfg);
+    cfg.threads = 2;
+    cfg.min_threads = 3;
+    T_STATUS(pp_pool_create(&pool, &cfg, p), APR_EINVAL);
+    cfg.min_threads = 1;
+    cfg.idle_timeout = -1;
+    T_STATUS(pp_pool_create(&pool, &cfg, p), APR_EINVAL);
+    cfg.idle_timeout = 0;
+    cfg.max_blocking = 100000;
+    T_STATUS(pp_pool_create(&pool, &cfg, p), APR_EINVAL);
+    CU_ASSERT_PTR_NULL(pool);
+    apr_pool_destroy(p);
+}
+
+/* ---- blocking compensation */
+
+typedef struct barrier {
+    volatile apr_uint32_t arrived;
+    apr_uint32_t n;
+    apr_interval_time_t limit;
+    int bracket;
+} barrier;
+
+/* Wait until n tasks are here (or the limit passes: then fail). */
+static apr_status_t barrier_task(void *arg, pp_task_ctx_t *ctx)
+{
+    barrier *b = arg;
+    apr_time_t end = apr_time_now() + b->limit;
+    apr_status_t rv = APR_SUCCESS;
+
+    if (b->bracket)
+        pp_task_block_begin(ctx);
+    apr_atomic_inc32(&b->arrived);
+    while (apr_atomic_read32(&b->arrived) < b->n) {
+        if (apr_time_now() > end) {
+            rv = APR_TIMEUP;
+            break;
+        }
+        apr_sleep(500);
+    }
+    if (b->bracket)
+        pp_task_block_end(ctx);
+    return rv;
+}
+
+static void run_barrier(apr_uint32_t threads, apr_uint32_t max_blocking, int bracket,
+                        apr_interval_time_t limit, apr_status_t want, apr_uint32_t peak)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    pp_stats_t st;
+    barrier b;
+    int i;
+
+    memset(&b, 0, sizeof(b));
+    b.n = 4;
+    b.limit = limit;
+    b.bracket = bracket;
+    apr_pool_create(&p, t_root);
+    pool = elastic_pool(p, NULL, threads, 0, 0, max_blocking);
+    T_OK(pp_group_create(&g, p));
+    for (i = 0; i < 4; i++)
+        T_OK(pp_submit_ex(pool, barrier_task, &b, g, 0));
+    T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+    T_STATUS(pp_group_status(g), want);
+    pp_pool_stats(pool, &st);
+    T_EQ(st.threads_peak, peak);
+    threads_settle(pool, threads);    /* the stand-ins leave as they idle */
+    pp_pool_destroy(pool);
+    apr_pool_destroy(p);
+}
+
+static void test_block_sections(void)
+{
+    /* 2 workers, 4 tasks that each wait for all 4: in block sections,
+     * two more workers stand in; without, they cannot all meet. */
+    run_barrier(2, 0, 1, apr_time_from_sec(30), APR_SUCCESS, 4);
+    run_barrier(2, 0, 0, apr_time_from_msec(200), APR_TIMEUP, 2);
+    /* max_blocking bounds the stand-ins: 1 more, 3 at once, no meeting. */
+    run_barrier(2, 1, 1, apr_time_from_msec(200), APR_TIMEUP, 3);
+}
+
+/* A task on pool A waits for a group on pool B whose task needs a task
+ * queued on A: A's only worker cannot help (the group is B's), so it
+ * stands aside while it sleeps, and another worker runs A's task. */
+typedef struct cross {
+    pp_pool_t *a, *b;
+    pp_group_t *gb;
+    volatile apr_uint32_t z_ran;
+} cross;
+
+static apr_status_t z_task(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)ctx;
+    apr_atomic_set32(&((cross *)arg)->z_ran, 1);
+    return APR_SUCCESS;
+}
+
+static apr_status_t y_task(void *arg, pp_task_ctx_t *ctx)
+{
+    cross *c = arg;
+    apr_time_t end = apr_time_now() + apr_time_from_sec(30);
+
+    (void)ctx;
+    while (!apr_atomic_read32(&c->z_ran))
+        if (apr_time_now() > end)
+            return APR_TIMEUP;
+        else
+            apr_sleep(500);
+    return APR_SUCCESS;
+}
+
+static apr_status_t x_task(void *arg, pp_task_ctx_t *ctx)
+{
+    cross *c = arg;
+    apr_status_t rv;
+
+    (void)ctx;
+    rv = pp_submit_ex(c->b, y_task, c, c->gb, 0);
+    if (rv == APR_SUCCESS)
+        rv = pp_submit(c->a, z_task, c);    /* queued behind x on A */
+    if (rv == APR_SUCCESS)
+        rv = pp_group_wait(c->gb, apr_time_from_sec(30));
+    return rv == APR_SUCCESS ? pp_group_status(c->gb) : rv;
+}
+
+static void test_group_wait_stands_aside(void)
+{
+    apr_pool_t *p;
+    pp_group_t *ga;
+    cross c;
+
+    memset(&c, 0, sizeof(c));
+    apr_pool_create(&p, t_root);
+    c.a = t_pool(p, 1, 0);
+    c.b = t_pool(p, 1, 0);
+    T_OK(pp_group_create(&ga, p));
+    T_OK(pp_group_create(&c.gb, p));
+    T_OK(pp_submit_ex(c.a, x_task, &c, ga, 0));
+    T_OK(pp_group_wait(ga, apr_time_from_sec(60)));
+    T_OK(pp_group_status(ga));
+    T_EQ(c.z_ran, 1);
+    pp_pool_destroy(c.a);
+    pp_pool_destroy(c.b);
+    apr_pool_destroy(p);
+}
+
 /* ---- timed submit */
 
 typedef struct timed {
@@ -594,4 +895,12 @@ void t_register_service(void)
     CU_add_test(s, "a paused pool drains or cancels as asked", test_pause_shutdown);
     CU_add_test(s, "pause and resume racing producers lose no task", test_pause_churn);
     CU_add_test(s, "pp_submit_timed: waits at most its timeout for room", test_submit_timed);
+    CU_add_test(s, "elastic: workers start on demand up to threads, retire when idle",
+                test_elastic);
+    CU_add_test(s, "elastic: workers coming and going lose no task", test_elastic_churn);
+    CU_add_test(s, "elastic: bad min_threads, idle_timeout, max_blocking", test_elastic_config);
+    CU_add_test(s, "block sections: stand-in workers, bounded by max_blocking",
+                test_block_sections);
+    CU_add_test(s, "a task waiting for another pool's group stands aside",
+                test_group_wait_stands_aside);
 }

@@ -14,7 +14,8 @@ status=0
 for want in pp_pool_create pp_submit pp_submit_ex pp_pool_shutdown pp_pool_stats \
             pp_group_create pp_group_wait pp_group_cancel pp_group_status \
             pp_task_cancelled pp_task_worker pp_task_emit pp_task_write pp_strerror pp_config_init pp_config_init_sized \
-            pp_pool_create_sized pp_pool_stats_sized pp_submit_task_sized \
+            pp_pool_create_sized pp_pool_stats_sized pp_submit_task_sized pp_submit_timed_sized \
+            pp_pool_pause pp_pool_resume pp_task_block_begin pp_task_block_end \
             pp_registry_create pp_registry_add pp_registry_load pp_registry_load_dir \
             pp_registry_find pp_submit_typed pp_submit_named pp_submit_batch \
             pp_job_line_split pp_job_record_split; do
