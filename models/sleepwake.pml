@@ -54,6 +54,20 @@
  * idle-goer sees the decrement, not the push, and parks while the thief's
  * own task blocks. And NO_LEAVE_WAKE: a worker that leaves a drain does not
  * wake the idle ones, which sleep through its end.
+ *
+ * ELASTIC (src/core/workers.c): only MIN workers run at first, and the
+ * others start on demand: wherever a wake-up would go and nobody is idle,
+ * a slot is reserved under the lock (live++, counted as searching, as a
+ * woken worker is) and its worker starts searching. A worker above MIN
+ * parks with a timeout (at most TIMEOUTS times per slot, so that the
+ * state space stays finite); when the timeout fires it takes the lock and
+ * leaves only if it is still on the idle stack, taking itself off; if a
+ * waker popped it meanwhile, the waker counted on it, and it takes the
+ * wake-up and searches. Its mutant RETIRE_WHEN_POPPED leaves anyway, and
+ * the task it was woken for waits with nobody to take it; SPLIT_AVAIL
+ * lets a waker read the idle count and the room to start as two words
+ * while a worker retires (gone from the first, not yet in the second),
+ * which the C code once did.
  */
 #ifndef W
 #define W 2
@@ -69,6 +83,19 @@
 #endif
 #ifndef SPURIOUS
 #define SPURIOUS 1
+#endif
+#ifdef ELASTIC
+#ifndef MIN
+#define MIN 1
+#endif
+#ifndef TIMEOUTS
+#define TIMEOUTS 1
+#endif
+#define FIRST MIN
+#else
+#define MIN W
+#define TIMEOUTS 0
+#define FIRST W
 #endif
 
 #define EMPTY    0
@@ -88,7 +115,9 @@ bool blocked[W];         /* running a task that never returns */
 byte nested;             /* children submitted so far */
 bool someone_blocked;
 byte running;            /* tasks started and not ended (blocked ones too) */
-byte exited;             /* workers that left */
+byte live;               /* workers from their start (reservation) to leaving */
+bool alive[W];           /* a slot's worker is live */
+byte tmo[W];             /* timeouts so far, per slot (ELASTIC) */
 
 #if W != 2 && W != 3
 #error W must be 2 or 3
@@ -146,7 +175,10 @@ inline unpark(w, old) {
     }
 }
 
-inline park(me, spurious, got) {
+/* timed (ELASTIC): the wait may time out instead, once per TIMEOUTS:
+ * then expired is set and no token was taken (one that came first is
+ * taken, as pp__park_timed does). */
+inline park(me, spurious, got, timed, expired) {
     atomic {
         if
         :: tok[me] == NOTIFIED -> tok[me] = EMPTY; got = true
@@ -154,7 +186,7 @@ inline park(me, spurious, got) {
         fi
     }
     do
-    :: got -> break
+    :: got || expired -> break
     :: else ->
         atomic {
             if
@@ -166,11 +198,17 @@ end_wait:
         if
         :: !sleeping[me] -> skip
         :: sleeping[me] && spurious < SPURIOUS -> sleeping[me] = false; spurious++
+        :: atomic { sleeping[me] && timed && tmo[me] < TIMEOUTS && !shut ->
+               sleeping[me] = false; tmo[me]++;
+               if
+               :: tok[me] == NOTIFIED -> skip    /* taken just below */
+               :: else -> tok[me] = EMPTY; expired = true
+               fi }
         fi;
         atomic {
             if
-            :: tok[me] == NOTIFIED -> tok[me] = EMPTY; got = true
-            :: else -> skip
+            :: tok[me] == NOTIFIED && !expired -> tok[me] = EMPTY; got = true
+            :: else -> skip    /* timed out: a token now is the next park's */
             fi
         }
     od;
@@ -182,17 +220,43 @@ inline pop_idle(w, woke) {
     nidle--; w = idle[nidle]; idle[nidle] = 0; nsearching++; woke = true
 }
 
-/* wake_one(): under the lock, only if still nobody searches. */
+/* Reserve the lowest free slot for a worker that starts searching
+ * (ELASTIC; under the lock): w is its slot, started says so. */
+inline reserve(w, started) {
+    w = 0;
+    do
+    :: w < W && alive[w] -> w++
+    :: w < W && !alive[w] -> break
+    :: w == W -> break
+    od;
+    if
+    :: w < W -> alive[w] = true; live++; nsearching++; started = true
+    :: else -> w = 0
+    fi
+}
+
+/* A start (ELASTIC) is the wake-up's other branch: nobody idle, room to
+ * start. */
+#ifdef ELASTIC
+#define STARTABLE (live < W)
+#else
+#define STARTABLE false
+#endif
+
+/* wake_one(): under the lock, only if still nobody searches: an idle
+ * worker, or else a new one. */
 inline wake_one(w, old, woke) {
     atomic {
         !lock ->
         if
         :: nsearching == 0 && nidle > 0 -> pop_idle(w, woke)
+        :: nsearching == 0 && nidle == 0 && STARTABLE -> reserve(w, started)
         :: else -> skip
         fi
     }
     if
     :: woke -> unpark(w, old); w = 0; woke = false
+    :: started -> run worker(w, true); w = 0; started = false
     :: else -> skip
     fi
 }
@@ -209,7 +273,7 @@ inline run_task(me, w, old, woke, ok) {
 #ifdef NO_NESTED_WAKE
         ok = false;   /* mutant: a nested submit never wakes anybody */
 #else
-        atomic { ok = (nsearching == 0 && nidle > 0) };
+        atomic { ok = (nsearching == 0 && (nidle > 0 || STARTABLE)) };
 #endif
         if
         :: ok -> wake_one(w, old, woke)
@@ -233,7 +297,7 @@ inline found_work(w, old, woke, ok, i) {
     atomic { nsearching--; ok = (nsearching == 0) };
     if
     :: ok ->
-        atomic { ok = (nidle > 0) };
+        atomic { ok = (nidle > 0 || STARTABLE) };
         if
         :: ok && gq == 0 -> scan(i, ok)
         :: else -> skip
@@ -263,7 +327,7 @@ inline go_idle(me, spurious, got, i, any) {
     :: else ->
         lock = false;
         atomic { !lock -> idle[nidle] = me; nidle++; nsearching-- };
-        park(me, spurious, got)
+        park(me, spurious, got, false, expired)
     fi
 #else
     idle[nidle] = me; nidle++; nsearching--;
@@ -272,15 +336,64 @@ inline go_idle(me, spurious, got, i, any) {
     :: any ->   /* take the announcement back */
         nidle--; idle[nidle] = 0; nsearching++; lock = false
     :: else ->
+#ifdef ELASTIC
+        timed = (live > MIN);
+#endif
         lock = false;
-        park(me, spurious, got)
+        park(me, spurious, got, timed, expired);
+        if
+        :: expired -> retire_or_stay(me, spurious, got, i, act)
+        :: else -> skip
+        fi;
+        timed = false; expired = false
     fi
 #endif
 }
 
-proctype worker(byte me) {
+/* The sleep timed out (ELASTIC): under the lock, leave if still on the
+ * idle stack (taking itself off, wherever it is) and above MIN; if a
+ * waker popped it, take its wake-up and search, as a woken worker does. */
+inline retire_or_stay(me, spurious, got, i, act) {
+    atomic { !lock -> lock = true };
+    i = 0;
+    do
+    :: i < nidle && idle[i] != me -> i++
+    :: else -> break
+    od;
+#ifdef RETIRE_WHEN_POPPED
+    if
+    :: i == nidle -> atomic { nsearching--; live--; alive[me] = false }; lock = false; act = EXIT
+    :: else -> skip
+    fi;
+#endif
+    if
+    :: act == EXIT -> skip
+    :: i < nidle && live > MIN ->
+        do    /* off the stack: the ones above move down */
+        :: i + 1 < nidle -> idle[i] = idle[i + 1]; i++
+        :: else -> break
+        od;
+        /* one step to a waker: off the stack and its room to start a
+         * worker in one word (navail in sched.h) */
+#ifdef SPLIT_AVAIL
+        nidle--; idle[nidle] = 0; live--; alive[me] = false;    /* mutant: two words */
+#else
+        atomic { nidle--; idle[nidle] = 0; live--; alive[me] = false };
+#endif
+        lock = false; act = EXIT
+    :: i < nidle && live <= MIN -> lock = false; expired = false; park(me, spurious, got, false, expired)
+    :: i == nidle -> lock = false; expired = false; park(me, spurious, got, false, expired)
+    fi;
+    i = 0
+}
+
+proctype worker(byte me; bool started) {
     byte act, spurious, w, old, m, i;
-    bool got, woke, ok, any;
+    bool got, woke, ok, any, timed, expired;
+    if
+    :: started -> started = false; goto searching    /* its starter counted it */
+    :: else -> skip
+    fi;
     do
     :: /* its own deque, then the global queue, before searching */
        atomic {
@@ -304,6 +417,7 @@ proctype worker(byte me) {
        :: act == RUN -> run_task(me, w, old, woke, ok); act = 0
        :: else ->
            nsearching++;
+searching:
            /* search(): poll, or go idle; after a wake-up, search again */
            do
            :: atomic { !lock && gq > 0 -> gq--; batch(me) };   /* take_global */
@@ -333,7 +447,7 @@ proctype worker(byte me) {
                        od;
 #endif
                        w = 0;
-                       exited++;
+                       live--; alive[me] = false;
                        lock = false; act = EXIT; break
                    :: !any && running > 0 ->   /* a running task may submit more */
                        go_idle(me, spurious, got, i, any)
@@ -342,6 +456,10 @@ proctype worker(byte me) {
                :: gq == 0 && !shut ->
                    go_idle(me, spurious, got, i, any);
                    any = false
+               fi;
+               if
+               :: act == EXIT -> break    /* retired (ELASTIC) */
+               :: else -> skip
                fi
            od;
            if
@@ -357,7 +475,7 @@ proctype worker(byte me) {
  * search; unpark after unlocking. */
 proctype submitter() {
     byte k, w, old;
-    bool woke;
+    bool woke, started;
     for (k : 1 .. T) {
         atomic { !lock -> lock = true };
         if
@@ -367,6 +485,7 @@ proctype submitter() {
             atomic {
                 if
                 :: gq > nsearching && nidle > 0 -> pop_idle(w, woke)
+                :: gq > nsearching && nidle == 0 && STARTABLE -> reserve(w, started)
                 :: else -> skip
                 fi
             }
@@ -374,6 +493,7 @@ proctype submitter() {
         lock = false;
         if
         :: woke -> unpark(w, old); w = 0; woke = false
+        :: started -> run worker(w, true); w = 0; started = false
         :: else -> skip
         fi
     }
@@ -405,16 +525,18 @@ proctype monitor() {
     timeout ->
     assert(gq == 0);
     for (i : 0 .. W - 1) {
-        assert(dq[i] == 0 || (blocked[i] && nidle == 0))
+        /* (a drain's leavers free their slots without starting anyone:
+         * as in a fixed pool, a blocked owner's deque then waits) */
+        assert(dq[i] == 0 || (blocked[i] && nidle == 0 && (shut || !STARTABLE)))
     }
     /* A drain without a blocked task ends with every worker gone. */
-    assert(!shut || someone_blocked || exited == W)
+    assert(!shut || someone_blocked || live == 0)
 }
 
 init {
     byte i;
     atomic {
-        for (i : 0 .. W - 1) { run worker(i) }
+        for (i : 0 .. FIRST - 1) { alive[i] = true; live++; run worker(i, false) }
         for (i : 1 .. S) { run submitter() }
         run shutdown();
         run monitor()

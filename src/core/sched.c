@@ -114,7 +114,7 @@ static pp__worker_t *pop_idle_locked(pp_pool_t *pool)
     PP__ASSERT(n + load32(&pool->nsearching) <= pool->live);
     if (n == 0)
         return NULL;
-    atomic_store_explicit(&pool->nidle, n - 1, memory_order_relaxed);
+    set_nidle_locked(pool, n - 1);
     atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
     pp__counter_add(&pool->unparks, 1);    /* under the lock */
     return pool->idle[n - 1];
@@ -469,7 +469,7 @@ static void found_work(pp__worker_t *w)
     if (atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_release) != 1)
         return;
     atomic_thread_fence(memory_order_seq_cst);    /* F4: pairs with F1, F2, F3 */
-    if ((load32(&pool->nidle) > 0 || load32(&pool->nstartable) > 0) && pp__work_visible(pool))
+    if (load32(&pool->navail) > 0 && pp__work_visible(pool))
         pp__wake_one(pool);
 }
 
@@ -488,7 +488,8 @@ static apr_uint32_t search_budget(const pp__worker_t *w)
 
 /* Remove w from the idle stack, wherever it is (a timed-out sleeper is
  * usually near the bottom: the stack is LIFO). 0 if it is not there: a
- * waker popped it. Called with the lock held. */
+ * waker popped it. Called with the lock held; navail is left as it was,
+ * for the caller to publish once it retired w or put it back. */
 static int unstack_locked(pp_pool_t *pool, pp__worker_t *w)
 {
     apr_uint32_t n = load32(&pool->nidle), k;
@@ -533,7 +534,7 @@ static int idle_wait(pp__worker_t *w)
      * only changes who is woken first), and asleep without a timer, so an
      * idle pool makes no wake-ups at all. */
     pool->idle[load32(&pool->nidle)] = w;
-    atomic_store_explicit(&pool->nidle, load32(&pool->nidle) + 1, memory_order_relaxed);
+    set_nidle_locked(pool, load32(&pool->nidle) + 1);
     pp__mutex_unlock(pool->lock);
     pp__park(w->parker);
     return 1;
@@ -616,7 +617,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         }
         n = load32(&pool->nidle);
         pool->idle[n] = w;
-        atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
+        set_nidle_locked(pool, n + 1);
         atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
         atomic_thread_fence(memory_order_seq_cst);    /* F1: pairs with F2, F4, F5 */
         /* Paused (under the lock, so no resume is between): the tasks
@@ -624,7 +625,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         if (!held(pool) && deques_busy(pool)) {
             /* A task came into a deque while we announced ourselves: take
              * the announcement back and go after it. */
-            atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);
+            set_nidle_locked(pool, n);
             atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
             pp__mutex_unlock(pool->lock);
             continue;
@@ -634,7 +635,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
              * leave rather than sleep, with the same handshake behind us
              * as going idle (we are on top of the stack: take it back). */
             atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);
-            pp__retire_locked(pool, w);
+            pp__retire_locked(pool, w);    /* publishes navail: unchanged */
             pp__mutex_unlock(pool->lock);
             return -1;
         }
@@ -678,7 +679,7 @@ static void start_idle(pp__worker_t *w)
     }
     n = load32(&pool->nidle);
     pool->idle[n] = w;
-    atomic_store_explicit(&pool->nidle, n + 1, memory_order_relaxed);
+    set_nidle_locked(pool, n + 1);
     pp__counter_add(&w->parks, 1);    /* counted before pp_pool_create() returns */
     if (++pool->nready == pool->nmin)
         pp__cond_broadcast(pool->exited);    /* pp_pool_create() waits */

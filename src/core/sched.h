@@ -154,6 +154,13 @@ struct pp_pool_t {
     /* How many more workers may start now (workers.c): 0 in a fixed pool
      * at full strength. Beside nidle, which a waker reads with it. */
     _Atomic apr_uint32_t nstartable;
+    /* nidle + nstartable, stored once at the end of each change under the
+     * lock: the one word a waker reads without it. A worker that retires
+     * leaves the idle stack and frees its capacity in one critical
+     * section; read as two words, a waker could see it gone from the
+     * first and not yet in the second, and wake or start nobody for a
+     * task (models/sleepwake.pml, ELASTIC, found it). */
+    _Atomic apr_uint32_t navail;
     _Atomic apr_uint32_t nlive;     /* live, for readers without the lock */
     char pad2[CACHE_LINE];
     _Atomic apr_uint32_t nsearching;
@@ -249,8 +256,24 @@ void pp__resume_locked(pp_pool_t *pool);
  * to be woken (or started) for it? */
 static inline int wake_wanted(pp_pool_t *pool)
 {
-    return load32(&pool->nsearching) == 0
-           && (load32(&pool->nidle) > 0 || load32(&pool->nstartable) > 0);
+    return load32(&pool->nsearching) == 0 && load32(&pool->navail) > 0;
+}
+
+/* Called with the lock held, at the end of a change of nidle or
+ * nstartable. */
+static inline void publish_avail_locked(pp_pool_t *pool)
+{
+    ASSERT_LOCKED(pool);
+    atomic_store_explicit(&pool->navail, load32(&pool->nidle) + load32(&pool->nstartable),
+                          memory_order_relaxed);
+}
+
+/* Called with the lock held: n workers idle, and published. */
+static inline void set_nidle_locked(pp_pool_t *pool, apr_uint32_t n)
+{
+    ASSERT_LOCKED(pool);
+    atomic_store_explicit(&pool->nidle, n, memory_order_relaxed);
+    publish_avail_locked(pool);
 }
 
 /* Acquire: pairs with the release that covers a slot's first use. */

@@ -47,6 +47,7 @@ void pp__startable_locked(pp_pool_t *pool)
             n = pool->nslots - pool->live;
     }
     atomic_store_explicit(&pool->nstartable, n, memory_order_relaxed);
+    publish_avail_locked(pool);
 }
 
 /* Slot i, free, reserved for a worker; searching: counted in nsearching

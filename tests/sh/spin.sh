@@ -4,9 +4,10 @@
 # verify (no invalid end state, no task left queued while a worker sleeps,
 # no worker left asleep after a drain) and its mutants (sleepwake_naive.pml,
 # NO_NESTED_WAKE, STEAL_REORDER and NO_LEAVE_WAKE) must be rejected, which shows that the
-# check can bite. PP_SPIN_FULL=1 adds the
-# largest configuration (about a minute and a half and 3 GB; .ci/run sets
-# it).
+# check can bite; with ELASTIC it checks workers that start on demand and
+# retire (and rejects RETIRE_WHEN_POPPED and SPLIT_AVAIL). PP_SPIN_FULL=1
+# adds the largest configurations (about a minute and a half and 3 GB
+# each; .ci/run sets it).
 set -u
 SPIN=${SPIN:-spin}
 CC=${CC:-cc}
@@ -59,8 +60,12 @@ check sleepwake.pml verified -DW=2 -DS=1 -DT=2 -DNEST=2 -DSPURIOUS=1
 check sleepwake.pml verified -DW=3 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0
 # Three children of one task: a steal's surplus pushed into the thief's deque.
 check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=3 -DSPURIOUS=0
+# Elastic: workers start on demand and retire after a timed-out sleep.
+check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC
+check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=3 -DSPURIOUS=0 -DELASTIC
 if [ "${PP_SPIN_FULL:-0}" = 1 ]; then
     check sleepwake.pml verified -DW=3 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1
+    check sleepwake.pml verified -DW=2 -DS=1 -DT=2 -DNEST=2 -DSPURIOUS=1 -DELASTIC
 fi
 # The lost wakeup on the global queue, on a deque, and a nested submit
 # that trusts the deque's owner to run its task.
@@ -73,6 +78,10 @@ check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0 -DNO_NESTED
 check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=3 -DSPURIOUS=0 -DSTEAL_REORDER
 # A drain's last worker out leaves the idle ones asleep.
 check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0 -DNO_LEAVE_WAKE
+# A worker that retires with a wake-up meant for work; one whose leaving
+# a waker can see half done.
+check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DRETIRE_WHEN_POPPED -DNO_DRAIN
+check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DSPLIT_AVAIL -DNO_DRAIN
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
