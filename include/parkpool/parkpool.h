@@ -175,9 +175,14 @@ typedef struct pp_config_t {
      *  thread exits; 0 = 10 s. */
     apr_interval_time_t idle_timeout;
     /** How many workers may start beyond threads to stand in for tasks
-     *  in block sections (pp_task_block_begin); 0 = threads. */
+     *  in block sections (pp_task_block_begin); 0 = threads;
+     *  PP_BLOCKING_NONE: none, threads is then a hard bound on the tasks
+     *  running at once (as parkpool run -j needs). */
     apr_uint32_t max_blocking;
 } pp_config_t;
+
+/** pp_config_t.max_blocking: no stand-ins for blocked tasks. */
+#define PP_BLOCKING_NONE 0xffffffffu
 
 /** pp_config_t.on_log levels, as syslog orders them. */
 #define PP_LOG_ERROR 3

@@ -231,9 +231,13 @@ static apr_status_t run_exec(void *arg, pp_task_ctx_t *ctx)
     rv = spawn_shell(&proc, &out, e->command, e->p);
     if (rv != APR_SUCCESS)
         return rv;
+    /* The worker only waits for the child from here: another may stand in
+     * for it (unless the host bounds its tasks hard, as parkpool run -j). */
+    pp_task_block_begin(ctx);
     read_rv = pump(ctx, &proc, out, e->p, &cancelled);
     apr_file_close(out);
     rv = apr_proc_wait(&proc, &code, &why, APR_WAIT);
+    pp_task_block_end(ctx);
     if (rv != APR_CHILD_DONE)
         return rv;
     if (cancelled)

@@ -672,6 +672,7 @@ static apr_status_t start_run(run_state *st, const run_opts *o, apr_pool_t *p)
     cfg.threads = (apr_uint32_t)o->jobs;
     cfg.name_prefix = "parkpool";
     cfg.queue_capacity = 256;    /* streams: memory follows what is in flight */
+    cfg.max_blocking = PP_BLOCKING_NONE;    /* -j N: N jobs at once, however they wait */
     cfg.on_output = on_output;
     cfg.on_write = on_write;
     cfg.baton = st;

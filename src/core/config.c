@@ -34,6 +34,8 @@ apr_status_t pp__config_resolve(pp_config_t *cfg)
         cfg->idle_timeout = PP__DEFAULT_IDLE;
     if (cfg->max_blocking == 0)
         cfg->max_blocking = cfg->threads;
+    else if (cfg->max_blocking == PP_BLOCKING_NONE)
+        cfg->max_blocking = 0;    /* from here on, resolved: 0 means none */
     if (cfg->threads > PP__MAX_THREADS
         || cfg->name_prefix[0] == '\0'
         || cfg->stack_size < PP__MIN_STACK || cfg->stack_size > PP__MAX_STACK

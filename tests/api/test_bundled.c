@@ -300,6 +300,58 @@ static void test_exec_descriptors(void)
     apr_pool_destroy(p);
 }
 
+/* exec waits for its child in a block section: on a pool of one worker,
+ * a quick command runs while a waiting one waits (a stand-in worker);
+ * with PP_BLOCKING_NONE the one worker is all there is, and it waits. */
+static void exec_stands_aside(apr_uint32_t max_blocking, int quick_first)
+{
+    const t_os_shell *sh = t_os_shell_commands();
+    apr_pool_t *p;
+    pp_registry_t *reg;
+    pp_pool_t *pool;
+    pp_group_t *waiting, *quick;
+    pp_config_t cfg;
+    const char *path;
+    char err[2048];
+
+    apr_pool_create(&p, t_root);
+    T_OK_FATAL(pp_registry_create(&reg, p));
+    T_OK_FATAL(pp_registry_load_dir(reg, t_bundled_dir, err, sizeof(err)));
+    pp_config_init(&cfg);
+    cfg.threads = 1;
+    cfg.max_blocking = max_blocking;
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
+    T_OK_FATAL(pp_group_create(&waiting, p));
+    T_OK_FATAL(pp_group_create(&quick, p));
+    path = apr_psprintf(p, "%s/pp_exec_aside.%ld", t_os_tmpdir(), t_os_pid());
+    apr_file_remove(path, p);
+    T_OK(pp_submit_named(pool, reg, "exec.sh",
+                         apr_psprintf(p, "%s %s", sh->wait_for_file, path), waiting));
+    T_OK(pp_submit_named(pool, reg, "exec.sh", sh->silent, quick));
+    if (quick_first) {
+        T_OK(pp_group_wait(quick, apr_time_from_sec(20)));
+        T_STATUS(pp_group_wait(waiting, 0), APR_TIMEUP);
+    }
+    else {
+        T_STATUS(pp_group_wait(quick, apr_time_from_msec(500)), APR_TIMEUP);
+    }
+    write_file(p, "pp_exec_aside", "", 0);
+    T_OK(pp_group_wait(waiting, apr_time_from_sec(60)));
+    T_OK(pp_group_wait(quick, apr_time_from_sec(60)));
+    T_OK(pp_group_status(waiting));
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    apr_file_remove(path, p);
+    apr_pool_destroy(p);
+}
+
+static void test_exec_blocks(void)
+{
+    if (!t_os_shell_commands()->wait_for_file)
+        return;
+    exec_stands_aside(0, 1);
+    exec_stands_aside(PP_BLOCKING_NONE, 0);
+}
+
 static void test_demo(void)
 {
     apr_pool_t *p;
@@ -327,6 +379,7 @@ void t_register_bundled(void)
     CU_pSuite s = CU_add_suite("bundled", NULL, NULL);
 
     CU_add_test(s, "hash: known vectors", test_hash_known_vectors);
+    CU_add_test(s, "exec: a waiting child lets another task run", test_exec_blocks);
     CU_add_test(s, "hash: lines match sha1sum and md5sum", test_hash_matches_coreutils);
     CU_add_test(s, "hash: names escaped as coreutils does", test_hash_escapes_like_coreutils);
     CU_add_test(s, "hash: an unreadable file fails the task", test_hash_unreadable);

@@ -747,6 +747,8 @@ static void test_block_sections(void)
     run_barrier(2, 0, 0, apr_time_from_msec(200), APR_TIMEUP, 2);
     /* max_blocking bounds the stand-ins: 1 more, 3 at once, no meeting. */
     run_barrier(2, 1, 1, apr_time_from_msec(200), APR_TIMEUP, 3);
+    /* PP_BLOCKING_NONE: threads is a hard bound, block sections or not. */
+    run_barrier(2, PP_BLOCKING_NONE, 1, apr_time_from_msec(200), APR_TIMEUP, 2);
 }
 
 /* A task on pool A waits for a group on pool B whose task needs a task
