@@ -37,8 +37,9 @@
  * of one run, not absolute figures across runs.
  *
  * "pp spin=0" is parkpool whose workers sleep as soon as the queue is
- * empty (no spin phase); it is neither parkpool's figure nor a peer in
- * the ratio.
+ * empty (no spin phase), "pp timing" parkpool with cfg.timing on (the
+ * price of the wait and run percentiles); neither is parkpool's figure
+ * nor a peer in the ratio.
  *
  * Pools are driven through one small adapter (create, submit, destroy) and
  * the same tasks, which end by counting themselves done on a word that the
@@ -208,31 +209,37 @@ static apr_status_t pp_task(void *arg, pp_task_ctx_t *ctx)
     return APR_SUCCESS;
 }
 
-static void *pp_create_spin(unsigned workers, apr_uint32_t spin)
+/* The defaults, but for the search budget (spin < 0: the default) and
+ * cfg.timing. */
+static void *pp_create_with(unsigned workers, long spin, int timing)
 {
     pp_pool_t *pool;
     pp_config_t cfg;
 
     pp_config_init(&cfg);
     cfg.threads = workers;
-    cfg.spin = spin;
+    if (spin >= 0)
+        cfg.spin = (apr_uint32_t)spin;
+    cfg.timing = timing;
     return pp_pool_create(&pool, &cfg, root) == APR_SUCCESS ? pool : NULL;
 }
 
-/* The defaults, spin included. */
 static void *pp_create(unsigned workers)
 {
-    pp_config_t cfg;
-
-    pp_config_init(&cfg);
-    return pp_create_spin(workers, cfg.spin);
+    return pp_create_with(workers, -1, 0);
 }
 
 /* Workers that sleep as soon as the queue is empty (cfg.spin = 0): what
  * the default spin buys, and what it costs in W4 and W5. */
 static void *pp_create_nospin(unsigned workers)
 {
-    return pp_create_spin(workers, 0);
+    return pp_create_with(workers, 0, 0);
+}
+
+/* cfg.timing on: three clock reads and two histogram counts per task. */
+static void *pp_create_timing(unsigned workers)
+{
+    return pp_create_with(workers, -1, 1);
 }
 
 static void pp_submit1(void *pool, void *arg)
@@ -441,6 +448,7 @@ static void uvp_destroy(void *pool)
 static const adapter adapters[] = {
     { "parkpool", 0, pp_create, pp_submit1, pp_destroy1 },
     { "pp spin=0", 0, pp_create_nospin, pp_submit1, pp_destroy1 },
+    { "pp timing", 0, pp_create_timing, pp_submit1, pp_destroy1 },
     { "apr_tp", 1, atp_create, atp_submit, atp_destroy },
 #ifdef HAVE_GLIB
     { "glib", 1, glib_create, glib_submit, glib_destroy },

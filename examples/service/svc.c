@@ -8,8 +8,10 @@
  * Lifetimes: the registries live in a pool created before the parkpool
  * pool's, so that however the parent pool goes, the workers drain and stop
  * before any plugin is unloaded (APR destroys subpools newest first).
- * Registries replaced by svc_reload() stay until then too: tasks queued
- * before the reload still point into them.
+ * A registry replaced by svc_reload() has its plugins unloaded at once
+ * (pp_registry_unload): each one's code goes when the last task queued
+ * before the reload that runs it ends, so old versions do not pile up;
+ * the registry itself (its names, a few KiB) stays until the end.
  */
 #include "svc.h"
 
@@ -131,9 +133,25 @@ static apr_status_t load_registry(svc_t *svc, pp_registry_t **out)
     return APR_SUCCESS;
 }
 
+/* Unload every plugin of reg, which no new task will name: each type
+ * found names its plugin, whose unload takes all of its types along. */
+static void unload_all(svc_t *svc, pp_registry_t *reg)
+{
+    apr_size_t unloaded = 0;
+
+    while (pp_registry_count(reg) > 0) {
+        const pp_plugin_info_t *info = pp_registry_owner(reg, pp_registry_type(reg, 0));
+        if (!info || pp_registry_unload(reg, info->name) != APR_SUCCESS)
+            break;
+        unloaded++;
+    }
+    svc_log(svc, PP_LOG_INFO, "plugins: %" APR_SIZE_T_FMT " old plugin%s unloaded (each once "
+            "its last task ends)", unloaded, unloaded == 1 ? "" : "s");
+}
+
 static void do_reload(svc_t *svc)
 {
-    pp_registry_t *reg;
+    pp_registry_t *reg, *old = svc->reg;
     char msg[256];
     apr_status_t rv = load_registry(svc, &reg);
 
@@ -143,6 +161,8 @@ static void do_reload(svc_t *svc)
         return;
     }
     svc->reg = reg;
+    if (old)
+        unload_all(svc, old);
 }
 
 /* ------------------------------------------------------------ sockets */

@@ -134,6 +134,18 @@ PP_API apr_status_t pp_job_record_split(char *rec, char **type, char **arg);
  */
 PP_API apr_status_t pp_job_line_split(char *line, char **type, char **arg);
 
+/**
+ * Take the types of one loaded plugin out of reg at once: lookups stop
+ * finding them and new submits of them (by name, or of a type found
+ * before) fail with PP_ENOTYPE. The plugin's code stays mapped until the
+ * last of its tasks queued or running has ended, then the task that ended
+ * last unloads it on its worker; the caller never waits. Its name may be
+ * loaded again at once (a new version of the file). Like loading, not for
+ * two threads at once, nor from a plugin's init.
+ * @return APR_ENOENT if no plugin of that name is loaded.
+ */
+PP_API apr_status_t pp_registry_unload(pp_registry_t *reg, const char *plugin_name);
+
 /** The type registered under name, or NULL. */
 PP_API const pp_task_type_t *pp_registry_find(const pp_registry_t *reg, const char *name);
 

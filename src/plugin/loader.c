@@ -163,7 +163,7 @@ apr_status_t pp_registry_load(pp_registry_t *reg, const char *path,
         return APR_EINVAL;
     if (reg->loading)
         return APR_EINVAL;    /* a plugin's init may not load plugins */
-    rv = apr_pool_create(&p, reg->p);
+    rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL);
     if (rv != APR_SUCCESS)
         return rv;
     rv = load(reg, path, p, err, errlen);

@@ -3,10 +3,13 @@
  * The task-type registry and typed submission.
  *
  * Lifetime rule: every task of a registered type holds a reference on its
- * registry from submit until its release has returned. The registry's
- * pre-cleanup waits for the count to reach zero before its pool (and with
- * it every plugin DSO) goes, so plugin code is never unmapped while a
- * worker may still run it. Names and summaries are copied into the
+ * registry, and one on its plugin, from submit until its release has
+ * returned. The registry's pre-cleanup waits for the count to reach zero
+ * before its plugins' DSOs and its pool go, so plugin code is never
+ * unmapped while a worker may still run it; pp_registry_unload() takes a
+ * plugin's types away at once and leaves the unmapping to the last of its
+ * tasks (as Windows' FreeLibraryWhenCallbackReturns does), or does it
+ * itself when none is in flight. Names and summaries are copied into the
  * registry's pool, so reports made after a plugin is gone stay valid.
  *
  * The registry's memory is its own (an unmanaged APR pool), not the
@@ -45,6 +48,7 @@ static apr_status_t registry_cleanup(void *data)
     pp_registry_t *reg = data;
 
     if (reg_forked(reg)) {    /* what it counts in flight ran in the parent */
+        pp__registry_free_plugins(reg);
         apr_pool_destroy(reg->p);
         return APR_SUCCESS;
     }
@@ -61,8 +65,21 @@ static apr_status_t registry_cleanup(void *data)
         reg->nwaiting--;
     }
     pp__mutex_unlock(reg->lock);
+    pp__registry_free_plugins(reg);
     apr_pool_destroy(reg->p);
     return APR_SUCCESS;
+}
+
+void pp__registry_free_plugins(pp_registry_t *reg)
+{
+    int i;
+
+    for (i = reg->unloaded->nelts; i-- > 0;)
+        apr_pool_destroy(APR_ARRAY_IDX(reg->unloaded, i, pp__plugin_t *)->p);
+    for (i = reg->plugins->nelts; i-- > 0;)
+        apr_pool_destroy(APR_ARRAY_IDX(reg->plugins, i, pp__plugin_t *)->p);
+    apr_array_clear(reg->unloaded);
+    apr_array_clear(reg->plugins);
 }
 
 apr_status_t pp_registry_create(pp_registry_t **out, apr_pool_t *caller)
@@ -97,11 +114,12 @@ apr_status_t pp_registry_create(pp_registry_t **out, apr_pool_t *caller)
     reg->by_name = apr_hash_make(p);
     reg->sorted = apr_array_make(p, 16, sizeof(pp__type_rec_t *));
     reg->plugins = apr_array_make(p, 4, sizeof(pp__plugin_t *));
+    reg->unloaded = apr_array_make(p, 4, sizeof(pp__plugin_t *));
     reg->staged = apr_array_make(p, 8, sizeof(pp__type_rec_t *));
     reg->host = apr_pcalloc(p, sizeof(*reg->host));
     reg->host->info.name = "(host)";
     reg->host->info.version = PP_VERSION_STRING;
-    reg->host->p = p;
+    reg->host->p = NULL;    /* nothing to unload: the host's code */
     apr_pool_pre_cleanup_register(caller, reg, registry_cleanup);
     *out = reg;
     return APR_SUCCESS;
@@ -340,26 +358,113 @@ const pp_task_type_t *pp_registry_suggest(const pp_registry_t *reg, const char *
 
 /* ------------------------------------------------------------ submits */
 
-static void reg_enter(pp_registry_t *reg)
+/* A task of rec's type comes: it holds its registry and its plugin, or
+ * PP_ENOTYPE if the plugin was unloaded (a copy of a type found before). */
+static apr_status_t reg_enter(const pp__type_rec_t *rec)
 {
+    pp_registry_t *reg = rec->reg;
+    apr_status_t rv = APR_SUCCESS;
+
     pp__mutex_lock(reg->lock);
-    reg->inflight++;
+    if (rec->plugin->unloaded) {
+        rv = PP_ENOTYPE;
+    }
+    else {
+        reg->inflight++;
+        rec->plugin->inflight++;
+    }
     pp__mutex_unlock(reg->lock);
+    return rv;
+}
+
+/* Remove pl from arr (pointers), if it is there. */
+static void array_remove(apr_array_header_t *arr, const pp__plugin_t *pl)
+{
+    int i;
+
+    for (i = 0; i < arr->nelts; i++)
+        if (APR_ARRAY_IDX(arr, i, pp__plugin_t *) == pl) {
+            memmove(&APR_ARRAY_IDX(arr, i, pp__plugin_t *),
+                    &APR_ARRAY_IDX(arr, i + 1, pp__plugin_t *),
+                    (apr_size_t)(arr->nelts - i - 1) * sizeof(pp__plugin_t *));
+            arr->nelts--;
+            return;
+        }
 }
 
 /* Under the lock, like a group's leave: the registry may be freed the
- * moment the cleanup sees zero and the lock is released. */
-static void reg_leave(pp_registry_t *reg)
+ * moment the cleanup sees zero and the lock is released. The last task of
+ * an unloaded plugin unmaps it first (its code has returned), while its
+ * own count still keeps the registry. */
+static void reg_leave(const pp__type_rec_t *rec)
 {
+    pp_registry_t *reg = rec->reg;
+    pp__plugin_t *pl = rec->plugin;
+    apr_pool_t *unmap = NULL;
     int free_it;
 
+    pp__mutex_lock(reg->lock);
+    if (--pl->inflight == 0 && pl->unloaded) {
+        unmap = pl->p;
+        array_remove(reg->unloaded, pl);
+    }
+    pp__mutex_unlock(reg->lock);
+    if (unmap)
+        apr_pool_destroy(unmap);
     pp__mutex_lock(reg->lock);
     if (--reg->inflight == 0 && reg->nwaiting)
         pp__cond_broadcast(reg->drained);
     free_it = reg->inflight == 0 && reg->orphaned;
     pp__mutex_unlock(reg->lock);
-    if (free_it)
-        apr_pool_destroy(reg->p);    /* the plugins' code has returned */
+    if (free_it) {
+        pp__registry_free_plugins(reg);    /* the plugins' code has returned */
+        apr_pool_destroy(reg->p);
+    }
+}
+
+apr_status_t pp_registry_unload(pp_registry_t *reg, const char *plugin_name)
+{
+    pp__plugin_t *pl = NULL;
+    apr_pool_t *unmap = NULL;
+    int i;
+
+    if (!reg || !plugin_name || reg->loading)
+        return APR_EINVAL;
+    if (reg_forked(reg))
+        return PP_ESHUTDOWN;
+    for (i = 0; i < reg->plugins->nelts && !pl; i++)
+        if (strcmp(APR_ARRAY_IDX(reg->plugins, i, pp__plugin_t *)->info.name, plugin_name) == 0)
+            pl = APR_ARRAY_IDX(reg->plugins, i, pp__plugin_t *);
+    if (!pl)
+        return APR_ENOENT;
+    /* Its types go first: a lookup after this finds none of them. Their
+     * records stay (in the registry's pool) for the tasks in flight and
+     * for copies callers hold, which reg_enter() refuses. */
+    apr_thread_rwlock_wrlock(reg->names);
+    for (i = 0; i < reg->sorted->nelts;) {
+        pp__type_rec_t *rec = APR_ARRAY_IDX(reg->sorted, i, pp__type_rec_t *);
+        if (rec->plugin != pl) {
+            i++;
+            continue;
+        }
+        apr_hash_set(reg->by_name, rec->type.name, APR_HASH_KEY_STRING, NULL);
+        memmove(&APR_ARRAY_IDX(reg->sorted, i, pp__type_rec_t *),
+                &APR_ARRAY_IDX(reg->sorted, i + 1, pp__type_rec_t *),
+                (apr_size_t)(reg->sorted->nelts - i - 1) * sizeof(pp__type_rec_t *));
+        reg->sorted->nelts--;
+    }
+    apr_thread_rwlock_unlock(reg->names);
+    pp__mutex_lock(reg->lock);
+    pl->unloaded = 1;
+    array_remove(reg->plugins, pl);    /* its name may be loaded again */
+    if (pl->inflight == 0)
+        unmap = pl->p;
+    else
+        APR_ARRAY_PUSH(reg->unloaded, pp__plugin_t *) = pl;
+    pp__mutex_unlock(reg->lock);
+    if (unmap)
+        apr_pool_destroy(unmap);
+    return APR_SUCCESS;
 }
 
 typedef struct typed_task {
@@ -384,15 +489,15 @@ static apr_status_t typed_run(void *data, pp_task_ctx_t *ctx)
  * the argument is released first (the argument is the pool's by then). */
 static void typed_finish(typed_task *t, int release)
 {
-    pp_registry_t *reg = t->rec->reg;
+    const pp__type_rec_t *rec = t->rec;
 
-    if (release && t->rec->type.release)
-        t->rec->type.release(t->arg);
+    if (release && rec->type.release)
+        rec->type.release(t->arg);
     if (t->p)
         apr_pool_destroy(t->p);    /* t lives in it */
     else
         free(t);
-    reg_leave(reg);
+    reg_leave(rec);
 }
 
 static void typed_release(void *data)
@@ -400,8 +505,9 @@ static void typed_release(void *data)
     typed_finish(data, 1);
 }
 
-/* On refusal the argument is released only if the caller never saw it
- * (pp_submit_named parsed it); pp_submit_typed's caller keeps its own. */
+/* t's task entered its registry and plugin (reg_enter). On refusal the
+ * argument is released only if the caller never saw it (pp_submit_named
+ * parsed it); pp_submit_typed's caller keeps its own. */
 static apr_status_t submit_wrapped(pp_pool_t *pool, typed_task *t, pp_group_t *group,
                                    int release_refused)
 {
@@ -412,7 +518,6 @@ static apr_status_t submit_wrapped(pp_pool_t *pool, typed_task *t, pp_group_t *g
     task.arg = t;
     task.release = typed_release;
     task.name = t->rec->type.name;
-    reg_enter(t->rec->reg);
     rv = pp_submit_task_sized(pool, &task, sizeof(task), group, 0);
     if (rv != APR_SUCCESS)
         typed_finish(t, release_refused);
@@ -425,6 +530,7 @@ apr_status_t pp_submit_typed(pp_pool_t *pool, const pp_task_type_t *type, void *
     const pp__type_rec_t *rec = rec_of(type);
     typed_task *t;
     pp_task_t task;
+    apr_status_t rv;
 
     if (!pool || !type || !type->run)
         return APR_EINVAL;
@@ -438,9 +544,14 @@ apr_status_t pp_submit_typed(pp_pool_t *pool, const pp_task_type_t *type, void *
         task.name = type->name;
         return pp_submit_task_sized(pool, &task, sizeof(task), group, 0);
     }
+    rv = reg_enter(rec);    /* PP_ENOTYPE: its plugin was unloaded */
+    if (rv != APR_SUCCESS)
+        return rv;
     t = malloc(sizeof(*t));
-    if (!t)
+    if (!t) {
+        reg_leave(rec);
         return APR_ENOMEM;
+    }
     t->rec = rec;
     t->arg = arg;
     t->p = NULL;
@@ -462,9 +573,16 @@ apr_status_t pp_submit_named(pp_pool_t *pool, const pp_registry_t *reg,
     rec = pp__registry_lookup(reg, name);
     if (!rec)
         return PP_ENOTYPE;
-    rv = apr_pool_create(&p, reg->task_root);
+    /* Held from here, so that its parse (plugin code) runs mapped; an
+     * unload since the lookup refuses it. */
+    rv = reg_enter(rec);
     if (rv != APR_SUCCESS)
         return rv;
+    rv = apr_pool_create(&p, reg->task_root);
+    if (rv != APR_SUCCESS) {
+        reg_leave(rec);
+        return rv;
+    }
     t = apr_palloc(p, sizeof(*t));
     t->rec = rec;
     t->p = p;
@@ -477,6 +595,7 @@ apr_status_t pp_submit_named(pp_pool_t *pool, const pp_registry_t *reg,
         t->arg = apr_pstrdup(p, text);
     if (rv != APR_SUCCESS) {
         apr_pool_destroy(p);    /* nothing to release: parse failed */
+        reg_leave(rec);
         return rv;
     }
     return submit_wrapped(pool, t, group, 1);

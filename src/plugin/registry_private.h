@@ -16,7 +16,15 @@
 
 typedef struct pp__plugin_t {
     pp_plugin_info_t  info;
-    apr_pool_t       *p;      /* its DSO is unloaded when this goes */
+    /* Its DSO is unloaded when this goes: an unmanaged pool (NULL for the
+     * host), so that the last task of an unloaded plugin can free it on
+     * its worker while other threads use the registry's pool. */
+    apr_pool_t       *p;
+    /* Under the registry's lock: its tasks queued or running, and whether
+     * pp_registry_unload() took its types away (then the last of those
+     * tasks frees p). */
+    apr_uint32_t      inflight;
+    int               unloaded;
 } pp__plugin_t;
 
 /* The registry's copy of a type; type comes first, so the pointer handed
@@ -36,7 +44,8 @@ struct pp_registry_t {
     apr_thread_rwlock_t *names;
     apr_hash_t          *by_name;    /* name -> pp__type_rec_t* */
     apr_array_header_t  *sorted;     /* pp__type_rec_t*, by name */
-    apr_array_header_t  *plugins;    /* pp__plugin_t* */
+    apr_array_header_t  *plugins;    /* pp__plugin_t*, loaded */
+    apr_array_header_t  *unloaded;   /* pp__plugin_t*, unloaded, p not yet freed */
     pp__plugin_t        *host;       /* owner of types the host adds itself */
 
     /* While a plugin's init runs, its adds are staged here and committed
@@ -63,5 +72,9 @@ pp__type_rec_t *pp__registry_lookup(const pp_registry_t *reg, const char *name);
 
 /** Commit the staged types of a successful load. */
 void pp__registry_commit(pp_registry_t *reg);
+
+/** Free every plugin's pool, newest first (unloading its DSO), at the
+ *  registry's end: nothing of theirs runs any more. */
+void pp__registry_free_plugins(pp_registry_t *reg);
 
 #endif

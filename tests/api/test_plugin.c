@@ -336,6 +336,96 @@ static void test_unload_waits_for_running_task(void)
     apr_pool_destroy(p);
 }
 
+/* pp_registry_unload: the types go at once, the code when the last task
+ * that runs it has ended (good.block stays in plugin code 20 ms after its
+ * flag: unmapped early, it would crash, ASan or not), and never blocking
+ * the caller; then the same plugin loads again. */
+static void test_unload_while_running(void)
+{
+    apr_pool_t *p;
+    pp_registry_t *reg;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    const pp_task_type_t *echo;
+    volatile apr_uint32_t flags[3] = { 0, 0, 0 };
+    char addr[64], err[512];
+    const char *path;
+    apr_time_t deadline;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 2, 0);
+    T_OK(pp_group_create(&g, p));
+    reg = registry_with_good(p);
+    path = plugin(p, "tp_good");
+    CU_ASSERT_FATAL(t_os_module_loaded(path));
+    echo = pp_registry_find(reg, "good.echo");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(echo);
+    snprintf(addr, sizeof(addr), "%p", (void *)flags);
+    T_OK(pp_submit_named(pool, reg, "good.block", addr, g));
+    deadline = apr_time_now() + apr_time_from_sec(10);
+    while (!apr_atomic_read32(&flags[1]) && apr_time_now() < deadline)
+        apr_sleep(500);
+    CU_ASSERT_FATAL(apr_atomic_read32(&flags[1]));
+
+    T_OK(pp_registry_unload(reg, "good"));    /* returns at once */
+    T_EQ(apr_atomic_read32(&flags[2]), 0);
+    CU_ASSERT_PTR_NULL(pp_registry_find(reg, "good.echo"));
+    T_EQ(pp_registry_count(reg), 0);
+    T_STATUS(pp_submit_named(pool, reg, "good.echo", "x", NULL), PP_ENOTYPE);
+    T_STATUS(pp_submit_typed(pool, echo, (void *)"x", NULL), PP_ENOTYPE);
+    T_STATUS(pp_registry_unload(reg, "good"), APR_ENOENT);
+    CU_ASSERT(t_os_module_loaded(path));      /* its task still runs it */
+    apr_atomic_set32(&flags[0], 1);
+    T_OK(pp_group_wait(g, apr_time_from_sec(30)));
+    T_OK(pp_group_status(g));
+    T_EQ(flags[2], 1);
+    CU_ASSERT(!t_os_module_loaded(path));     /* gone with its last task */
+
+    /* A new version of the file may come in under the same name. */
+    T_OK(pp_registry_load(reg, path, err, sizeof(err)));
+    T_EQ(pp_registry_count(reg), 3);
+    T_OK(pp_submit_named(pool, reg, "good.num", "2", g));
+    T_OK(pp_group_wait(g, apr_time_from_sec(30)));
+    T_OK(pp_group_status(g));
+    /* With nothing in flight, unloading unmaps at once. */
+    T_OK(pp_registry_unload(reg, "good"));
+    CU_ASSERT(!t_os_module_loaded(path));
+    T_STATUS(pp_registry_unload(reg, NULL), APR_EINVAL);
+    T_STATUS(pp_registry_unload(NULL, "good"), APR_EINVAL);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    apr_pool_destroy(p);
+}
+
+/* Reload cycles with tasks in flight: each version is unmapped when its
+ * last task ends, so versions do not pile up; every task ran. */
+static void test_unload_cycles(void)
+{
+    apr_pool_t *p;
+    pp_registry_t *reg;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    const char *path;
+    char err[512];
+    int round, i;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 4, 0);
+    T_OK(pp_group_create(&g, p));
+    T_OK_FATAL(pp_registry_create(&reg, p));
+    path = plugin(p, "tp_good");
+    for (round = 0; round < 50; round++) {
+        T_OK_FATAL(pp_registry_load(reg, path, err, sizeof(err)));
+        for (i = 0; i < 200; i++)
+            T_OK(pp_submit_named(pool, reg, "good.num", "4", g));
+        T_OK(pp_registry_unload(reg, "good"));
+    }
+    T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+    T_OK(pp_group_status(g));
+    CU_ASSERT(!t_os_module_loaded(path));
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    apr_pool_destroy(p);
+}
+
 /* A queued task holds its plugin too: cancel releases it, then unload. */
 static void test_cancelled_plugin_tasks_release(void)
 {
@@ -426,6 +516,8 @@ void t_register_plugin(void)
     CU_add_test(s, "named and typed submits", test_submit_named);
     CU_add_test(s, "types added by the host", test_host_types);
     CU_add_test(s, "unload waits for a running plugin task", test_unload_waits_for_running_task);
+    CU_add_test(s, "unload while a task runs: types at once, code after it", test_unload_while_running);
+    CU_add_test(s, "load and unload 50 times with tasks in flight", test_unload_cycles);
     CU_add_test(s, "cancelled plugin tasks are released", test_cancelled_plugin_tasks_release);
     CU_add_test(s, "job lines: TYPE ARG, blanks, comments", test_job_line_split);
     CU_add_test(s, "job records keep their newlines", test_job_record_split);

@@ -45,6 +45,10 @@ long t_os_pid(void);
 /* The file name ending of a plugin built here (".so", ".dll"). */
 const char *t_os_dso_suffix(void);
 
+/* Whether the module at path is mapped in this process now (without
+ * loading it). */
+int t_os_module_loaded(const char *path);
+
 /* Whether a module's file name ending counts without regard to case
  * ("X.DLL" is a module on Windows; "x.SO" is none on POSIX). */
 int t_os_module_suffix_ignores_case(void);

@@ -6,6 +6,7 @@
 #include <apr_strings.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -109,6 +110,16 @@ long t_os_pid(void)
 const char *t_os_dso_suffix(void)
 {
     return ".so";    /* libtool -module, also on Darwin */
+}
+
+int t_os_module_loaded(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+
+    if (!h)
+        return 0;
+    dlclose(h);    /* the reference RTLD_NOLOAD took */
+    return 1;
 }
 
 int t_os_module_suffix_ignores_case(void)

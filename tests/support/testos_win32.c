@@ -143,6 +143,19 @@ const char *t_os_dso_suffix(void)
     return ".dll";
 }
 
+int t_os_module_loaded(const char *path)
+{
+    char win[MAX_PATH], *c;
+
+    if (strlen(path) >= sizeof(win))
+        return 0;
+    strcpy(win, path);
+    for (c = win; *c; c++)
+        if (*c == '/')
+            *c = '\\';
+    return GetModuleHandleA(win) != NULL;
+}
+
 int t_os_module_suffix_ignores_case(void)
 {
     return 1;

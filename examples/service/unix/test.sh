@@ -40,6 +40,8 @@ cp "$top_builddir/plugins/.libs/exec.so" "$work/plugins/"
 kill -HUP "$pid"
 wait_for "$work/log" "task types from.*" && sleep 0.3
 check "three plugins after SIGHUP" "$(grep -c 'task types from' "$work/log")" 2
+grep -q "plugins: 2 old plugins unloaded" "$work/log" && ok "the old registry's plugins unloaded" \
+    || bad "old plugins not unloaded: $(grep plugins: "$work/log")"
 echo "exec.sh echo reloaded" | "$ppd" --send "$sock" > "$work/acks2"
 check "exec.sh accepted after SIGHUP" "$(cat "$work/acks2")" "ok 502"
 printf 'demo.echo  spaced \r\n' | "$ppd" --send "$sock" > "$work/acks2"
