@@ -271,14 +271,18 @@ apr_status_t pp_pool_pause(pp_pool_t *pool)
 
 apr_status_t pp_pool_resume(pp_pool_t *pool)
 {
+    pp__worker_t *start = NULL;
+
     if (!pool)
         return APR_EINVAL;
     if (forked(pool))
         return PP_ESHUTDOWN;
     pp__mutex_lock(pool->lock);
     if (load32(&pool->paused))
-        pp__resume_locked(pool);
+        start = pp__resume_locked(pool);
     pp__mutex_unlock(pool->lock);
+    if (start)
+        pp__launch(pool, start);
     return APR_SUCCESS;
 }
 

@@ -194,11 +194,11 @@ void pp__wake_one(pp_pool_t *pool)
  * woke anybody. F6 pairs with F2 and F5: a task pushed into a deque by a
  * pusher that read paused set (and so woke nobody) is seen here. One
  * pushed under the lock (the global queue) is seen through the lock. */
-void pp__resume_locked(pp_pool_t *pool)
+pp__worker_t *pp__resume_locked(pp_pool_t *pool)
 {
     apr_uint64_t work;
     apr_uint32_t i, searching;
-    pp__worker_t *w;
+    pp__worker_t *w = NULL;
 
     ASSERT_LOCKED(pool);
     atomic_store_explicit(&pool->paused, 0, memory_order_relaxed);
@@ -210,6 +210,8 @@ void pp__resume_locked(pp_pool_t *pool)
     for (work = work > searching ? work - searching : 0;
          work > 0 && (w = pop_idle_locked(pool)) != NULL; work--)
         pp__unpark(w->parker);
+    /* More than the idle ones can take: one start, as a submit makes. */
+    return work > 0 ? pp__reserve_locked(pool) : NULL;
 }
 
 /* Does any deque hold a task? After a seq_cst fence, this sees every

@@ -249,8 +249,10 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
 void pp__wake_one(pp_pool_t *pool);
 
 /** Called with the lock held by pp_pool_resume(): end the pause and wake
- *  an idle worker for each queued task the searchers cannot take. */
-void pp__resume_locked(pp_pool_t *pool);
+ *  an idle worker for each queued task the searchers cannot take; with
+ *  tasks left over, a start is reserved and returned, for the caller to
+ *  launch after unlocking. */
+pp__worker_t *pp__resume_locked(pp_pool_t *pool);
 
 /* After a task went into a queue and a seq_cst fence: does anybody have
  * to be woken (or started) for it? */

@@ -659,6 +659,31 @@ static void test_elastic_churn(void)
     apr_pool_destroy(p);
 }
 
+/* An elastic pool paused with one worker left: what was queued meanwhile
+ * gets workers started for it on the resume, up to threads at once. */
+static void test_elastic_paused(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    t_gate gate;
+    int i;
+
+    memset(&gate, 0, sizeof(gate));
+    apr_pool_create(&p, t_root);
+    pool = elastic_pool(p, NULL, 3, 1, apr_time_from_msec(50), 0);
+    T_OK(pp_pool_pause(pool));
+    for (i = 0; i < 3; i++)
+        T_OK(pp_submit(pool, t_gate_task, &gate));
+    apr_sleep(apr_time_from_msec(20));
+    T_EQ(gate.arrived, 0);
+    T_OK(pp_pool_resume(pool));
+    t_gate_wait_arrived(&gate, 3);    /* three at once: two were started */
+    t_gate_open(&gate);
+    threads_settle(pool, 1);
+    pp_pool_destroy(pool);
+    apr_pool_destroy(p);
+}
+
 static void test_elastic_config(void)
 {
     apr_pool_t *p;
@@ -900,6 +925,7 @@ void t_register_service(void)
     CU_add_test(s, "elastic: workers start on demand up to threads, retire when idle",
                 test_elastic);
     CU_add_test(s, "elastic: workers coming and going lose no task", test_elastic_churn);
+    CU_add_test(s, "elastic: a resume starts workers for what waited", test_elastic_paused);
     CU_add_test(s, "elastic: bad min_threads, idle_timeout, max_blocking", test_elastic_config);
     CU_add_test(s, "block sections: stand-in workers, bounded by max_blocking",
                 test_block_sections);
