@@ -684,6 +684,56 @@ static void test_elastic_paused(void)
     apr_pool_destroy(p);
 }
 
+/* A worker started on demand whose start hook fails leaves at once, and
+ * on_log says so; the tasks it was started for still run, on the workers
+ * there are. */
+static volatile apr_uint32_t start_fail_logged;
+
+static void count_start_fail(int level, const char *message, void *baton)
+{
+    (void)baton;
+    if (level == PP_LOG_ERROR && strstr(message, "on_thread_start failed"))
+        apr_atomic_inc32(&start_fail_logged);
+}
+
+static void test_elastic_start_fails(void)
+{
+    static hooks h;
+    apr_pool_t *p;
+    pp_config_t cfg;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    volatile apr_uint32_t ran = 0;
+    int i;
+
+    memset((void *)&h, 0, sizeof(h));
+    h.fail_worker = 1;    /* the first slot a start takes */
+    apr_atomic_set32(&start_fail_logged, 0);
+    apr_pool_create(&p, t_root);
+    pp_config_init(&cfg);
+    cfg.threads = 3;
+    cfg.min_threads = 1;
+    cfg.on_thread_start = on_start;
+    cfg.on_thread_stop = on_stop;
+    cfg.on_log = count_start_fail;
+    cfg.baton = &h;
+    T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
+    T_OK(pp_group_create(&g, p));
+    for (i = 0; i < 200; i++)
+        T_OK(pp_submit_ex(pool, sleep_task, (void *)(apr_uintptr_t)100, g, 0));
+    for (i = 0; i < 200; i++)
+        T_OK(pp_submit_ex(pool, t_count_task, (void *)&ran, g, 0));
+    T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+    T_EQ(ran, 200);
+    CU_ASSERT(apr_atomic_read32(&start_fail_logged) >= 1);
+    pp_pool_destroy(pool);
+    T_EQ(h.starts[0], h.stops[0]);
+    T_EQ(h.starts[1], 0);    /* never started, never stopped */
+    T_EQ(h.stops[1], 0);
+    T_EQ(h.wrong_thread, 0);
+    apr_pool_destroy(p);
+}
+
 static void test_elastic_config(void)
 {
     apr_pool_t *p;
@@ -926,6 +976,8 @@ void t_register_service(void)
                 test_elastic);
     CU_add_test(s, "elastic: workers coming and going lose no task", test_elastic_churn);
     CU_add_test(s, "elastic: a resume starts workers for what waited", test_elastic_paused);
+    CU_add_test(s, "elastic: a failing start hook of a later worker loses no task",
+                test_elastic_start_fails);
     CU_add_test(s, "elastic: bad min_threads, idle_timeout, max_blocking", test_elastic_config);
     CU_add_test(s, "block sections: stand-in workers, bounded by max_blocking",
                 test_block_sections);
