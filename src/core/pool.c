@@ -545,24 +545,26 @@ static apr_status_t start_workers(pp_pool_t *pool)
 /* size zeroed bytes on a cache line of their own from calloc (freed with
  * *mem), or NULL: for the big arrays, which only get pages as they are
  * used. */
-static void *lazy_zalloc(void **mem, apr_size_t size)
+/* raw (allocated CACHE_LINE bytes larger than needed) moved up to the
+ * next cache line, or NULL. */
+static void *line_aligned(void *raw)
 {
-    char *raw = pp__fault_hit(PP__FAULT_POOL_ALLOC) ? NULL : calloc(1, size + CACHE_LINE);
-
-    *mem = raw;
     if (!raw)
         return NULL;
     return (void *)(((apr_uintptr_t)raw + CACHE_LINE - 1) & ~(apr_uintptr_t)(CACHE_LINE - 1));
 }
 
+static void *lazy_zalloc(void **mem, apr_size_t size)
+{
+    *mem = pp__fault_hit(PP__FAULT_POOL_ALLOC) ? NULL : calloc(1, size + CACHE_LINE);
+    return line_aligned(*mem);
+}
+
 /* size zeroed bytes from p on a cache line of their own, or NULL. */
 static void *aligned_zalloc(apr_pool_t *p, apr_size_t size)
 {
-    char *raw = pp__fault_hit(PP__FAULT_POOL_ALLOC) ? NULL : apr_pcalloc(p, size + CACHE_LINE);
-
-    if (!raw)
-        return NULL;
-    return (void *)(((apr_uintptr_t)raw + CACHE_LINE - 1) & ~(apr_uintptr_t)(CACHE_LINE - 1));
+    return line_aligned(pp__fault_hit(PP__FAULT_POOL_ALLOC) ? NULL
+                                                            : apr_pcalloc(p, size + CACHE_LINE));
 }
 
 apr_status_t pp_pool_create_sized(pp_pool_t **out, const pp_config_t *cfg, apr_size_t size,

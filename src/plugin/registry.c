@@ -400,18 +400,17 @@ static void reg_leave(const pp__type_rec_t *rec)
 {
     pp_registry_t *reg = rec->reg;
     pp__plugin_t *pl = rec->plugin;
-    apr_pool_t *unmap = NULL;
     int free_it;
 
     pp__mutex_lock(reg->lock);
     if (--pl->inflight == 0 && pl->unloaded) {
-        unmap = pl->p;
+        apr_pool_t *unmap = pl->p;
+
         array_remove(reg->unloaded, pl);
+        pp__mutex_unlock(reg->lock);
+        apr_pool_destroy(unmap);    /* the registry is still held: ours */
+        pp__mutex_lock(reg->lock);
     }
-    pp__mutex_unlock(reg->lock);
-    if (unmap)
-        apr_pool_destroy(unmap);
-    pp__mutex_lock(reg->lock);
     if (--reg->inflight == 0 && reg->nwaiting)
         pp__cond_broadcast(reg->drained);
     free_it = reg->inflight == 0 && reg->orphaned;
