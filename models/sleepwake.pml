@@ -472,7 +472,10 @@ searching:
 
 /* enqueue(): push under the lock, then (lock still held, a step later)
  * read nsearching and pop an idle worker if more tasks wait than workers
- * search; unpark after unlocking. */
+ * search; unpark after unlocking. With anybody searching it may also wake
+ * nobody: the C code caps a burst's wake-ups at the cores
+ * (pp__wake_room), and only the wake-up owed with nobody searching is
+ * never capped. The model leaves the choice free. */
 proctype submitter() {
     byte k, w, old;
     bool woke, started;
@@ -486,6 +489,7 @@ proctype submitter() {
                 if
                 :: gq > nsearching && nidle > 0 -> pop_idle(w, woke)
                 :: gq > nsearching && nidle == 0 && STARTABLE -> reserve(w, started)
+                :: nsearching > 0 -> skip
                 :: else -> skip
                 fi
             }

@@ -631,6 +631,7 @@ apr_status_t pp_pool_create_sized(pp_pool_t **out, const pp_config_t *cfg, apr_s
         goto fail;
     }
     pool->min_spin = pp__budget_floor(pool->cfg.spin);
+    pool->ncpus = pp__cpu_count();
     for (i = 0; i < pool->nslots; i++) {
         pp__worker_t *w = worker_at(pool, i);
         w->pool = pool;

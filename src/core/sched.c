@@ -31,7 +31,8 @@
  * Waking pops the worker under the lock and counts it as searching on its
  * behalf, so a task that a searcher (or a worker on its way up) can take
  * wakes nobody else: a burst on the global queue wakes one worker per task
- * beyond the searchers, never a herd. When the last searcher finds work
+ * beyond the searchers, never a herd, and none beyond the cores while
+ * anybody searches (pp__wake_room). When the last searcher finds work
  * and sees more (after a fence of its own), it wakes one more worker, so
  * help also ramps up behind the tasks that tasks queue in their deques.
  *
@@ -161,6 +162,9 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
     want = want > searching ? want - searching : 0;
     if (want > n)
         want = n;
+    /* Up: neither idle nor in a block section (those want no core). */
+    want = pp__wake_room(want, searching, pool->live - load32(&pool->nidle) - pool->nblocked,
+                         pool->ncpus);
     while (want > 0 && (w = pop_idle_locked(pool)) != NULL) {
         want--;
         if (nwake < max)

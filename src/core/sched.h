@@ -99,6 +99,8 @@ struct pp_pool_t {
      * workers' pushes its handshake covers (docs/design.md). */
     _Atomic apr_uint32_t nused;
     apr_uint32_t         min_spin;  /* the adaptive search budget's floor */
+    apr_uint32_t         ncpus;     /* online CPUs at creation: the most
+                                     * workers a burst wakes (pp__wake_room) */
     apr_uint32_t         gen;       /* the fork generation it lives in (fork.h) */
     int                  observe;   /* cfg.on_task_end or cfg.timing: run_entry
                                      * has more to do after a task */

@@ -818,6 +818,62 @@ static void test_block_sections(void)
     run_barrier(2, PP_BLOCKING_NONE, 1, apr_time_from_msec(200), APR_TIMEUP, 2);
 }
 
+/* More workers than cores: a burst wakes no more than the cores at once
+ * (pp__wake_room), yet tasks that need every worker at once, not in block
+ * sections, still meet: each worker that finds work while more waits
+ * wakes the next. Fixed and elastic, from outside and from a task. */
+typedef struct burst {
+    barrier b;
+    pp_pool_t *pool;
+    pp_group_t *g;
+} burst;
+
+static apr_status_t submit_all(void *arg, pp_task_ctx_t *ctx)
+{
+    burst *u = arg;
+    apr_uint32_t i;
+
+    (void)ctx;
+    for (i = 0; i < u->b.n; i++)
+        if (pp_submit_ex(u->pool, barrier_task, &u->b, u->g, 0) != APR_SUCCESS)
+            return APR_EGENERAL;
+    return APR_SUCCESS;
+}
+
+static void test_more_workers_than_cores(void)
+{
+    apr_uint32_t n = (apr_uint32_t)t_os_cpu_count() + 3, min, i, inside;
+
+    for (inside = 0; inside < 2; inside++)
+        for (min = 0; min < 2; min++) {
+            apr_pool_t *p;
+            pp_pool_t *pool;
+            pp_group_t *g;
+            pp_stats_t st;
+            burst u;
+
+            memset(&u, 0, sizeof(u));
+            u.b.n = n;
+            u.b.limit = apr_time_from_sec(30);
+            apr_pool_create(&p, t_root);
+            /* The submitting task's worker then takes one of them. */
+            pool = u.pool = elastic_pool(p, NULL, n, min, 0, 0);
+            T_OK(pp_group_create(&g, p));
+            u.g = g;
+            if (inside)
+                T_OK(pp_submit_ex(pool, submit_all, &u, g, 0));
+            else
+                for (i = 0; i < n; i++)
+                    T_OK(pp_submit_ex(pool, barrier_task, &u.b, g, 0));
+            T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+            T_OK(pp_group_status(g));
+            pp_pool_stats(pool, &st);
+            T_EQ(st.threads_peak, n);
+            pp_pool_destroy(pool);
+            apr_pool_destroy(p);
+        }
+}
+
 /* A task on pool A waits for a group on pool B whose task needs a task
  * queued on A: A's only worker cannot help (the group is B's), so it
  * stands aside while it sleeps, and another worker runs A's task. */
@@ -973,6 +1029,8 @@ void t_register_service(void)
     CU_add_test(s, "elastic: bad min_threads, idle_timeout, max_blocking", test_elastic_config);
     CU_add_test(s, "block sections: stand-in workers, bounded by max_blocking",
                 test_block_sections);
+    CU_add_test(s, "more workers than cores: tasks that need them all get them",
+                test_more_workers_than_cores);
     CU_add_test(s, "a task waiting for another pool's group stands aside",
                 test_group_wait_stands_aside);
 }

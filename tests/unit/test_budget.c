@@ -20,6 +20,32 @@ static void test_poll_cap(void)
     CU_ASSERT(pp__may_poll(4, 1) && !pp__may_poll(4, 2));
 }
 
+/* A burst wakes workers up to the cores, no further; beyond them, only
+ * the one a task is owed when nobody searches. */
+static void test_wake_room(void)
+{
+    apr_uint32_t want, searching, up;
+
+    /* 2 cores, nobody up: a burst of 5 wakes 2, of 1 wakes 1. */
+    T_EQ(pp__wake_room(5, 0, 0, 2), 2);
+    T_EQ(pp__wake_room(1, 0, 0, 2), 1);
+    /* One searching (so up): one more of 3 asked for. */
+    T_EQ(pp__wake_room(3, 1, 1, 2), 1);
+    /* Up to the cores: with a searcher nobody, without one exactly one. */
+    T_EQ(pp__wake_room(3, 1, 2, 2), 0);
+    T_EQ(pp__wake_room(3, 0, 2, 2), 1);
+    T_EQ(pp__wake_room(3, 0, 9, 2), 1);
+    /* Never more than asked for, and at least the one owed. */
+    for (up = 0; up <= 8; up++)
+        for (searching = 0; searching <= up; searching++)
+            for (want = 0; want <= 8; want++) {
+                apr_uint32_t n = pp__wake_room(want, searching, up, 4);
+                CU_ASSERT(n <= want);
+                CU_ASSERT(n >= (want > 0 && searching == 0));
+                CU_ASSERT(n <= (up < 4 ? 4 - up : 1));
+            }
+}
+
 /* The floor is 1/16 of the bound, but never 0 while the bound allows a
  * poll: a budget halved to 0 could never grow back. */
 static void test_floor(void)
@@ -124,6 +150,8 @@ void t_register_budget(void)
     CU_pSuite s = CU_add_suite("budget", NULL, NULL);
 
     CU_add_test(s, "fewer than half the workers up poll, one always may", test_poll_cap);
+    CU_add_test(s, "a burst wakes workers up to the cores; past them one, if owed",
+                test_wake_room);
     CU_add_test(s, "the floor is 1/16 of the bound, never 0 while it allows a poll", test_floor);
     CU_add_test(s, "a search that paid off doubles it, within the bound", test_paid_doubles);
     CU_add_test(s, "a search that found nothing halves it, to the floor", test_missed_halves);
