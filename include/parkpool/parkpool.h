@@ -206,7 +206,32 @@ typedef struct pp_stats_t {
      * two, so they are high by at most 1/16 (6.25%); max is exact. */
     apr_uint64_t wait_us_p50, wait_us_p90, wait_us_p99, wait_us_max;
     apr_uint64_t run_us_p50,  run_us_p90,  run_us_p99,  run_us_max;
+    /* Since 0.2, too. */
+    apr_uint64_t expired;          /* tasks dropped as PP_EEXPIRED (not_after) */
 } pp_stats_t;
+
+/** pp_task_t.priority: the order in which the shared queue gives out
+ *  tasks (see PP_PRIO_PASS). NORMAL is the zero value. */
+#define PP_PRIO_LOW    (-1)
+#define PP_PRIO_NORMAL 0
+#define PP_PRIO_HIGH   1
+
+/**
+ * What a priority means. A worker taking from the shared queue takes a
+ * waiting HIGH task before any NORMAL one and NORMAL before LOW, each
+ * level first come, first served; a worker that is done with a task
+ * looks for waiting HIGH tasks there before it runs what its own tasks
+ * queued. A task's own NORMAL submits go to its worker's queue as any
+ * untyped submit does (run depth-first, stolen by idle workers: neither
+ * is ordered against the shared queue's NORMAL tasks); its HIGH and LOW
+ * submits go to the shared queue at their level. Nothing preempts a
+ * running task.
+ * No level starves: while tasks wait at a lower level, every
+ * PP_PRIO_PASS tasks taken above it are followed by one of its own. So
+ * under a flood of HIGH tasks, NORMAL and LOW still get about one take
+ * in PP_PRIO_PASS + 1 each; without such a flood the order is strict.
+ */
+#define PP_PRIO_PASS 64
 
 /** A named task with an optional release hook, for callers that need them. */
 typedef struct pp_task_t {
@@ -216,6 +241,16 @@ typedef struct pp_task_t {
      *  is dropped by a cancel. May be NULL. */
     void       (*release)(void *arg);
     const char  *name;           /**< shown to the hooks; may be NULL */
+    /* Since 0.2: zero them (pp_task_t t = { 0 }, or designated
+     * initializers) and they are off. */
+    /** PP_PRIO_LOW, PP_PRIO_NORMAL (0) or PP_PRIO_HIGH; others are
+     *  APR_EINVAL. */
+    int          priority;
+    /** 0, or an apr_time_now() time: if the task has not started by then
+     *  it never does. It is dropped when a worker reaches it (or a cancel
+     *  does), released, reported to on_task_error as PP_EEXPIRED, its
+     *  group's status set to that, and counted in pp_stats_t.expired. */
+    apr_time_t   not_after;
 } pp_task_t;
 
 /** pp_config_init() for a struct of size bytes (see "Structs that grow"). */
@@ -287,7 +322,7 @@ PP_API apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);
  * chain of tasks that resubmit themselves:
  * - a task in the shared queue (an outside submit) waits for at most
  *   PP_FAIR_EVERY picks of every busy worker: one pick in that many is
- *   the shared queue's oldest;
+ *   the shared queue's next (its oldest of the level PP_PRIO_PASS picks);
  * - the oldest task in a worker's own queue, once it has been the oldest
  *   for PP_FAIR_AGE microseconds (and nobody stole it), runs within the
  *   next PP_FAIR_EVERY picks of that worker. A count alone would make a

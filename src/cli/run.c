@@ -226,6 +226,7 @@ static apr_status_t submit_task(run_state *st, cli_task *t)
 {
     pp_task_t task;
 
+    memset(&task, 0, sizeof(task));
     task.fn = task_run;
     task.arg = t;
     task.release = task_release;

@@ -30,6 +30,7 @@ static void slot_put(pp__slot_t *s, const pp__entry_t *e)
     atomic_store_explicit(&s->name, e->name, memory_order_relaxed);
     atomic_store_explicit(&s->group, e->group, memory_order_relaxed);
     atomic_store_explicit(&s->queued, e->queued, memory_order_relaxed);
+    atomic_store_explicit(&s->not_after, e->not_after, memory_order_relaxed);
 }
 
 static void slot_get(pp__slot_t *s, pp__entry_t *e)
@@ -40,11 +41,12 @@ static void slot_get(pp__slot_t *s, pp__entry_t *e)
     e->name = atomic_load_explicit(&s->name, memory_order_relaxed);
     e->group = atomic_load_explicit(&s->group, memory_order_relaxed);
     e->queued = atomic_load_explicit(&s->queued, memory_order_relaxed);
+    e->not_after = atomic_load_explicit(&s->not_after, memory_order_relaxed);
 }
 
 void pp__deque_init(pp__deque_t *d)
 {
-    pp__entry_t none = { NULL, NULL, NULL, NULL, NULL, 0 };
+    pp__entry_t none = { NULL, NULL, NULL, NULL, NULL, 0, 0 };
     unsigned i;
 
     atomic_init(&d->top, 0);

@@ -30,6 +30,7 @@ typedef struct pp__slot_t {
     _Atomic(const char *)         name;
     _Atomic(pp_group_t *)         group;
     _Atomic(apr_time_t)           queued;
+    _Atomic(apr_time_t)           not_after;
 } pp__slot_t;
 
 /* top and bottom are free-running counters compared by signed difference.

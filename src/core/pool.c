@@ -40,17 +40,18 @@ void pp__pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
     pool->cfg.on_log(level, msg, pool->cfg.baton);
 }
 
-void pp__drop_entry(pp_pool_t *pool, const pp__entry_t *e)
+void pp__drop_entry(pp_pool_t *pool, const pp__entry_t *e, apr_status_t why)
 {
     const pp_config_t *cfg = &pool->cfg;
 
     if (cfg->on_task_error)
-        cfg->on_task_error(PP_ECANCELLED, e->name ? e->name : "", cfg->baton);
+        cfg->on_task_error(why, e->name ? e->name : "", cfg->baton);
     if (e->release)
         e->release(e->arg);
-    pp__counter_add_shared(&pool->cancelled, 1);    /* cancels may overlap */
+    /* Cancels may overlap, and workers expire tasks side by side. */
+    pp__counter_add_shared(why == PP_EEXPIRED ? &pool->expired : &pool->cancelled, 1);
     if (e->group)
-        pp__group_leave(e->group, PP_ECANCELLED, 1, 1);
+        pp__group_leave(e->group, why, 1, 1);
 }
 
 /* Lifetime. The pool's memory is its own (an unmanaged APR pool), not
@@ -95,7 +96,7 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
 
     pp__mutex_lock(pool->lock);
     pool->inside++;    /* until pp__pool_drop(): the pool must stay */
-    rv = pp__queue_take_group(&pool->queue, g, out);
+    rv = pp__prioq_take_group(&pool->queue, g, out);
     publish_qlen_locked(pool);
     if (rv == APR_SUCCESS && load32(&pool->nwaiting))
         pp__cond_broadcast(pool->not_full);    /* many slots may be free */
@@ -108,7 +109,7 @@ void pp__pool_drop(pp_pool_t *pool, pp__queue_t *q)
     pp__entry_t e;
 
     while (pp__queue_pop(q, &e))
-        pp__drop_entry(pool, &e);
+        pp__drop_entry(pool, &e, PP_ECANCELLED);
     leave(pool);
 }
 
@@ -164,21 +165,21 @@ static apr_status_t wait_joined(pp_pool_t *pool, apr_time_t deadline,
 /* Drop what a cancel took from the global queue, until the deadline.
  * What is left goes back for the workers, which drop what they take from
  * a cancelling pool, or for the next shutdown call. */
-static void drop_until(pp_pool_t *pool, pp__queue_t *q, apr_time_t deadline)
+static void drop_until(pp_pool_t *pool, pp__prioq_t *q, apr_time_t deadline)
 {
     pp__entry_t e;
 
-    while (pp__queue_len(q) > 0 && pp__clock_mono() < deadline) {
-        pp__queue_pop(q, &e);
-        pp__drop_entry(pool, &e);
+    while (pp__prioq_len(q) > 0 && pp__clock_mono() < deadline) {
+        pp__prioq_pop(q, &e);
+        pp__drop_entry(pool, &e, PP_ECANCELLED);
     }
-    if (pp__queue_len(q) == 0)
+    if (pp__prioq_len(q) == 0)
         return;
     pp__mutex_lock(pool->lock);
     /* Only a cancel empties the queue, and nothing is queued after it. */
-    PP__ASSERT(pp__queue_len(&pool->queue) == 0);
-    pp__queue_destroy(&pool->queue);
-    pp__queue_move(&pool->queue, q);
+    PP__ASSERT(pp__prioq_len(&pool->queue) == 0);
+    pp__prioq_destroy(&pool->queue);
+    pp__prioq_move(&pool->queue, q);
     publish_qlen_locked(pool);
     pp__mutex_unlock(pool->lock);
 }
@@ -196,14 +197,14 @@ static void drop_deques(pp_pool_t *pool, apr_time_t deadline)
     for (i = 0; i < nused(pool); i++)
         while (pp__clock_mono() < deadline && (r = pp__deque_steal(&pool->deques[i], &e)) != 0)
             if (r > 0)
-                pp__drop_entry(pool, &e);
+                pp__drop_entry(pool, &e, PP_ECANCELLED);
 }
 
 apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
                               apr_interval_time_t timeout)
 {
     apr_time_t deadline = pp__deadline(timeout);
-    pp__queue_t dropped;
+    pp__prioq_t dropped;
     apr_status_t rv;
     int changed;
 
@@ -220,7 +221,7 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
         set_state_locked(pool, STATE_CANCELLING);
         /* Take the whole ring (what an earlier cancel's deadline left in it
          * too): dropping happens outside the lock. */
-        pp__queue_move(&dropped, &pool->queue);
+        pp__prioq_move(&dropped, &pool->queue);
         publish_qlen_locked(pool);
     }
     else if (pool->state == STATE_RUNNING) {
@@ -233,7 +234,7 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
 
     if (how == PP_CANCEL) {
         drop_until(pool, &dropped, deadline);
-        pp__queue_destroy(&dropped);
+        pp__prioq_destroy(&dropped);
         drop_deques(pool, deadline);
     }
     if (changed && pool->cfg.on_log) {    /* once per step, not per call */
@@ -332,7 +333,7 @@ static void timing_stats(pp_pool_t *pool, pp_stats_t *out)
 
 void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *caller, apr_size_t size)
 {
-    apr_uint64_t started = 0, s, c, f, cancelled;
+    apr_uint64_t started = 0, s, c, f, cancelled, expired;
     apr_uint32_t i;
     pp_stats_t st, *out = &st;
 
@@ -355,13 +356,15 @@ void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *caller, apr_size_t size)
         out->parks += pp__counter_read(&w->parks);
     }
     cancelled = pp__counter_read(&pool->cancelled);
+    expired = pp__counter_read(&pool->expired);
     out->submitted = pp__counter_read(&pool->submitted);
     for (i = 0; i < nused(pool); i++)
         out->submitted += pp__counter_read(&worker_at(pool, i)->submitted);
     out->unparks = pp__counter_read(&pool->unparks);
     out->cancelled = cancelled;
+    out->expired = expired;
     out->running = started - out->completed - out->failed;
-    out->queued = out->submitted - started - cancelled;
+    out->queued = out->submitted - started - cancelled - expired;
     out->threads = load32(&pool->nlive);
     out->blocked = load32(&pool->nwaiting);
     out->threads_idle = load32(&pool->nidle);
@@ -463,7 +466,7 @@ static void pool_free(pp_pool_t *pool)
         if (w->tp)
             apr_pool_destroy(w->tp);
     }
-    pp__queue_destroy(&pool->queue);
+    pp__prioq_destroy(&pool->queue);
     free(pool->deques_mem);
     free(pool->histo_mem);
     apr_pool_destroy(pool->p);
@@ -606,7 +609,7 @@ apr_status_t pp_pool_create_sized(pp_pool_t **out, const pp_config_t *cfg, apr_s
     if (rv == APR_SUCCESS)
         rv = pp__cond_create(&pool->exited, p);
     if (rv == APR_SUCCESS)
-        rv = pp__queue_init(&pool->queue, pool->cfg.queue_capacity
+        rv = pp__prioq_init(&pool->queue, pool->cfg.queue_capacity
                                           ? pool->cfg.queue_capacity : 256);
     if (rv != APR_SUCCESS)
         goto fail;

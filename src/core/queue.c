@@ -101,20 +101,28 @@ apr_uint32_t pp__queue_size(const pp__queue_t *q)
     return q->ring ? q->mask + 1 : 0;
 }
 
+apr_status_t pp__queue_reserve(pp__queue_t *q, apr_uint32_t n)
+{
+    if (n == 0 || (q->ring && pp__queue_len(q) + (apr_uint64_t)n <= q->mask + 1u))
+        return APR_SUCCESS;
+    if (pp__queue_len(q) + (apr_uint64_t)n > QUEUE_MAX_SIZE)
+        return APR_ENOMEM;
+    return grow(q, pp__queue_len(q) + n);
+}
+
 apr_status_t pp__queue_take_group(pp__queue_t *q, const pp_group_t *g,
                                   pp__queue_t *out)
 {
     apr_uint32_t len = pp__queue_len(q), n = 0, i, keep;
+    apr_status_t rv;
 
     for (i = 0; i < len; i++)
         n += q->ring[(q->head + i) & q->mask].group == g;
     if (n == 0)
         return APR_SUCCESS;
-    if (!out->ring || pp__queue_len(out) + n > out->mask + 1) {
-        apr_status_t rv = grow(out, pp__queue_len(out) + n);
-        if (rv != APR_SUCCESS)
-            return rv;
-    }
+    rv = pp__queue_reserve(out, n);
+    if (rv != APR_SUCCESS)
+        return rv;
     /* One forward pass: the write index never passes the read index, so
      * keepers compact in place and both sides keep their order. */
     for (i = 0, keep = 0; i < len; i++) {

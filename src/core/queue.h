@@ -19,6 +19,7 @@ typedef struct pp__entry_t {
     const char  *name;
     pp_group_t  *group;
     apr_time_t   queued;     /* apr_time_now() at submit; 0 unless cfg.timing */
+    apr_time_t   not_after;  /* pp_task_t.not_after: 0, or dropped once past it */
 } pp__entry_t;
 
 typedef struct pp__queue_t {
@@ -54,6 +55,10 @@ void pp__queue_move(pp__queue_t *to, pp__queue_t *from);
 
 /** The ring's size in entries (0 while none is allocated). */
 apr_uint32_t pp__queue_size(const pp__queue_t *q);
+
+/** Make room for n more entries without another allocation; APR_ENOMEM
+ *  (q untouched) if the ring cannot grow that far. */
+apr_status_t pp__queue_reserve(pp__queue_t *q, apr_uint32_t n);
 
 /**
  * Move every entry of group g, in order, from q to the end of out; the

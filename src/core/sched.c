@@ -158,7 +158,7 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
         return 0;
     atomic_thread_fence(memory_order_seq_cst);    /* F3: pairs with F4 */
     searching = load32(&pool->nsearching);
-    want = pp__queue_len(&pool->queue);
+    want = pp__prioq_len(&pool->queue);
     want = want > searching ? want - searching : 0;
     if (want > n)
         want = n;
@@ -207,7 +207,7 @@ pp__worker_t *pp__resume_locked(pp_pool_t *pool)
     ASSERT_LOCKED(pool);
     atomic_store_explicit(&pool->paused, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);    /* F6: pairs with F2, F5 */
-    work = pp__queue_len(&pool->queue);
+    work = pp__prioq_len(&pool->queue);
     for (i = 0; i < nused(pool); i++)
         work += pp__deque_len(&pool->deques[i]);
     searching = load32(&pool->nsearching);
@@ -289,7 +289,13 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
      * group was cancelled: it is dropped as if the cancel had found it. */
     if (load_state(pool) == STATE_CANCELLING
         || (e->group && pp__group_cancelled(e->group))) {
-        pp__drop_entry(pool, e);
+        pp__drop_entry(pool, e, PP_ECANCELLED);
+        return;
+    }
+    /* Its start deadline passed while it waited: the clock is read only
+     * for a task that has one. */
+    if (e->not_after && apr_time_now() > e->not_after) {
+        pp__drop_entry(pool, e, PP_EEXPIRED);
         return;
     }
     pp__counter_add(&w->started, 1);
@@ -337,30 +343,36 @@ static void room_made_locked(pp_pool_t *pool)
         pp__cond_signal(pool->not_full);
 }
 
-/* Called with the lock held: take the oldest global task into e and, when
- * many wait, a batch more into w's deque (in reverse, so that w pops them
- * oldest first). A bounded queue moves nothing: its capacity is a promise
- * about how much may wait. */
+/* Called with the lock held: take the shared queue's next task into e
+ * (prioq.h) and, when many NORMAL ones wait and no HIGH one, a batch more
+ * into w's deque (in reverse, so that w pops them oldest first). Not LOW
+ * ones: in the deque they would run before NORMAL tasks queued later. A
+ * bounded queue moves nothing: its capacity is a promise about how much
+ * may wait. */
 static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
+    pp__prioq_t *q = &pool->queue;
     pp__entry_t more[GLOBAL_BATCH];
-    apr_uint32_t len = pp__queue_len(&pool->queue), n = 0;
+    unsigned normal = pp__prio_level(PP_PRIO_NORMAL), level;
+    apr_uint32_t len = pp__queue_len(&q->level[normal]), n = 0;
 
     ASSERT_LOCKED(pool);
 
-    if (!pp__queue_pop(&pool->queue, e))
-        return 0;
-    if (pool->cfg.queue_capacity == 0 && len > 2) {
+    if (pool->cfg.queue_capacity == 0 && len > 2 && pp__queue_len(&q->level[0]) == 0) {
         n = len / pool->cfg.threads;
         if (n > GLOBAL_BATCH)
             n = GLOBAL_BATCH;
         if (n > PP__DEQUE_SIZE - pp__deque_len(w->deque))
             n = PP__DEQUE_SIZE - pp__deque_len(w->deque);
-        n = n > 0 ? n - 1 : 0;
-        for (len = 0; len < n; len++)
-            pp__queue_pop(&pool->queue, &more[len]);
     }
+    level = pp__prioq_next(q);
+    if (level == PP__LEVELS || !pp__prioq_pop_level(q, level, e))
+        return 0;
+    n = level == normal && n > 0 ? n - 1 : 0;
+    for (len = 0; len < n; len++)
+        pp__prioq_pop_level(q, level, &more[len]);
+    pp__prioq_taken(q, level, n + 1);
     publish_qlen_locked(pool);
     room_made_locked(pool);
     while (n > 0)
@@ -453,11 +465,13 @@ static int pick_oldest(pp__worker_t *w, pp__entry_t *e)
     return 0;
 }
 
-/* A task for w without searching: its own deque's newest, else the
- * global queue's oldest, with the fair pick now and then. */
+/* A task for w without searching: a HIGH one waiting in the shared
+ * queue, else its own deque's newest, else the shared queue's next, with
+ * the fair pick now and then. */
 static int next_local(pp__worker_t *w, pp__entry_t *e)
 {
-    return pick_oldest(w, e) || pp__deque_pop(w->deque, e) || take_global(w, e);
+    return (load32(&w->pool->qhigh) > 0 && take_global(w, e)) || pick_oldest(w, e)
+           || pp__deque_pop(w->deque, e) || take_global(w, e);
 }
 
 /* A searching worker found work: if it was the last searcher and there is

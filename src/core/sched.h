@@ -14,6 +14,7 @@
 #include "debug.h"
 #include "deque.h"
 #include "histo.h"
+#include "prioq.h"
 #include "os/fork.h"
 #include "os/sync.h"
 #include "park/park.h"
@@ -108,7 +109,7 @@ struct pp_pool_t {
                                      * per worker (2 * threads), else NULL */
 
     pp__mutex_t         *lock;      /* the queue lock: guards what follows */
-    pp__queue_t          queue;
+    pp__prioq_t          queue;     /* the shared queue, by priority */
     pp__worker_t       **idle;      /* LIFO stack of parked workers */
     apr_threadattr_t    *attr;      /* how workers are made (replacements too) */
     apr_uint32_t         live;      /* workers not yet out of their loop
@@ -144,7 +145,7 @@ struct pp_pool_t {
     /* Written under the lock (so already serialised) but read without it. */
     pp__counter_t submitted, unparks;
     pp__counter_t queued_peak;      /* the global queue's longest */
-    pp__counter_t cancelled;
+    pp__counter_t cancelled, expired;   /* added to by any thread (shared) */
 
     /* Read by everyone without the lock. nidle and qlen mirror the idle
      * stack's depth and the global queue's length (written under the lock);
@@ -167,6 +168,11 @@ struct pp_pool_t {
     char pad2[CACHE_LINE];
     _Atomic apr_uint32_t nsearching;
     char pad3[CACHE_LINE];
+    /* HIGH tasks in the shared queue (mirrored under the lock as qlen):
+     * read after every task, so on a line that only HIGH submits and
+     * takes write. */
+    _Atomic apr_uint32_t qhigh;
+    char pad4[CACHE_LINE];
 };
 
 
@@ -223,8 +229,12 @@ static inline int held(pp_pool_t *pool)
 /* Called with the lock held, after the global queue changed. */
 static inline void publish_qlen_locked(pp_pool_t *pool)
 {
+    apr_uint32_t high = pp__queue_len(&pool->queue.level[0]);
+
     ASSERT_LOCKED(pool);
-    atomic_store_explicit(&pool->qlen, pp__queue_len(&pool->queue), memory_order_relaxed);
+    atomic_store_explicit(&pool->qlen, pp__prioq_len(&pool->queue), memory_order_relaxed);
+    if (load32(&pool->qhigh) != high)
+        atomic_store_explicit(&pool->qhigh, high, memory_order_relaxed);
 }
 
 /* sched.c */
@@ -356,8 +366,9 @@ void pp__wake_or_start_locked(pp_pool_t *pool, pp__worker_t **wake, pp__worker_t
 void pp__pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/** Account, report and release one task that will never run. */
-void pp__drop_entry(pp_pool_t *pool, const pp__entry_t *e);
+/** Account, report (why: PP_ECANCELLED or PP_EEXPIRED) and release one
+ *  task that will never run. */
+void pp__drop_entry(pp_pool_t *pool, const pp__entry_t *e, apr_status_t why);
 
 /** Called with the lock held by a worker or caller that stopped counting
  *  itself live or inside; releases the lock. After this the pool may be

@@ -10,6 +10,8 @@
 #include "sched.h"
 #include "abi.h"
 
+#include <string.h>
+
 /* Called with the lock held: wait until n more entries fit (or fail with
  * PP_ESHUTDOWN, PP_EFULL under PP_NOWAIT, APR_TIMEUP at the deadline). A
  * worker must never wait for room in its own pool's queue: if every
@@ -25,7 +27,7 @@ static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32
     for (;;) {
         if (!accepting(pool, own))
             return PP_ESHUTDOWN;
-        if (cap == 0 || own || pp__queue_len(&pool->queue) + n <= cap)
+        if (cap == 0 || own || pp__prioq_len(&pool->queue) + n <= cap)
             return APR_SUCCESS;
         if (flags & PP_NOWAIT)
             return PP_EFULL;
@@ -45,15 +47,15 @@ static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32
  * unparked under the lock, which is correct, only slower. */
 #define BATCH_WAKE_MAX 64
 
-/* Put n entries like e on the global queue (the i-th with fns[i] and
- * args[i] when fns is given), all or none, and wake an idle worker for
+/* Put n entries like e on the global queue at level (the i-th with
+ * fns[i] and args[i] when fns is given), all or none, and wake an idle worker for
  * each of them that the searching workers cannot take: the queue's length
  * past the number searching, n at most. A lone submit to a pool with a
  * searcher wakes nobody; a burst wakes helpers as fast as it outruns them,
  * instead of one at a time behind the first searcher's wake-up. */
-static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task_fn *fns,
-                            void *const *args, apr_uint32_t n, apr_uint32_t flags,
-                            apr_time_t deadline)
+static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *e,
+                            const pp_task_fn *fns, void *const *args, apr_uint32_t n,
+                            apr_uint32_t flags, apr_time_t deadline)
 {
     pp__worker_t *wake[BATCH_WAKE_MAX], *start = NULL;
     apr_uint32_t i = 0, nwake = 0;
@@ -76,15 +78,15 @@ static apr_status_t enqueue(pp_pool_t *pool, const pp__entry_t *e, const pp_task
             x.fn = fns[i];
             x.arg = args[i];
         }
-        rv = pp__queue_push(&pool->queue, &x);
+        rv = pp__prioq_push(&pool->queue, level, &x);
         if (rv != APR_SUCCESS) {
-            pool->queue.tail -= i;    /* all or nothing: take back ours */
+            pp__prioq_unpush(&pool->queue, level, i);    /* all or nothing */
             goto out;
         }
     }
     pp__counter_add(&pool->submitted, n);
     publish_qlen_locked(pool);
-    pp__counter_raise(&pool->queued_peak, pp__queue_len(&pool->queue));    /* under the lock */
+    pp__counter_raise(&pool->queued_peak, pp__prioq_len(&pool->queue));    /* under the lock */
     nwake = pp__wake_for_global_locked(pool, n, wake, BATCH_WAKE_MAX, &start);
 out:
     pp__mutex_unlock(pool->lock);
@@ -95,12 +97,15 @@ out:
     return rv;
 }
 
-static apr_status_t submit_entry(pp_pool_t *pool, const pp__entry_t *e, apr_uint32_t flags,
-                                 apr_time_t deadline)
+/* A task's own NORMAL submits go to its worker's deque (while it has
+ * room); everything else to the shared queue, at its level. */
+static apr_status_t submit_entry(pp_pool_t *pool, unsigned level, const pp__entry_t *e,
+                                 apr_uint32_t flags, apr_time_t deadline)
 {
-    if (own_worker(pool) && !pp__deque_full(pp__self->deque))
+    if (level == pp__prio_level(PP_PRIO_NORMAL) && own_worker(pool)
+        && !pp__deque_full(pp__self->deque))
         return pp__push_local(pp__self, e);
-    return enqueue(pool, e, NULL, NULL, 1, flags, deadline);
+    return enqueue(pool, level, e, NULL, NULL, 1, flags, deadline);
 }
 
 /* Both task submits: until the deadline (monotonic) for room. */
@@ -110,6 +115,7 @@ static apr_status_t submit_task(pp_pool_t *pool, const pp_task_t *task, apr_size
     pp__entry_t e;
     pp_task_t copy;
     apr_status_t rv;
+    unsigned level;
 
     if (task && size != sizeof(*task)) {    /* another layout: take it into ours */
         rv = pp__struct_in(&copy, sizeof(copy), task, size, PP__TASK_SIZE_4);
@@ -117,7 +123,8 @@ static apr_status_t submit_task(pp_pool_t *pool, const pp_task_t *task, apr_size
             return rv;
         task = &copy;
     }
-    if (!pool || !task || !task->fn || (flags & ~PP_NOWAIT))
+    if (!pool || !task || !task->fn || (flags & ~PP_NOWAIT)
+        || (level = pp__prio_level(task->priority)) == PP__LEVELS || task->not_after < 0)
         return APR_EINVAL;
     if (forked(pool))
         return PP_ESHUTDOWN;
@@ -127,12 +134,13 @@ static apr_status_t submit_task(pp_pool_t *pool, const pp_task_t *task, apr_size
     e.name = task->name;
     e.group = group;
     e.queued = pool->cfg.timing ? apr_time_now() : 0;
+    e.not_after = task->not_after;
     if (group) {
         rv = pp__group_enter(group, pool, 1);
         if (rv != APR_SUCCESS)
             return rv;
     }
-    rv = submit_entry(pool, &e, flags, deadline);
+    rv = submit_entry(pool, level, &e, flags, deadline);
     if (rv != APR_SUCCESS && group)
         pp__group_leave(group, rv, 0, 1);
     return rv;
@@ -155,10 +163,9 @@ apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
 {
     pp_task_t t;
 
+    memset(&t, 0, sizeof(t));
     t.fn = fn;
     t.arg = arg;
-    t.release = NULL;
-    t.name = NULL;
     return pp_submit_task_sized(pool, &t, sizeof(t), group, flags);
 }
 
@@ -196,7 +203,8 @@ apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const
     e.name = NULL;
     e.group = group;
     e.queued = pool->cfg.timing ? apr_time_now() : 0;
-    rv = enqueue(pool, &e, fns, args, n, 0, PP__FOREVER);
+    e.not_after = 0;
+    rv = enqueue(pool, pp__prio_level(PP_PRIO_NORMAL), &e, fns, args, n, 0, PP__FOREVER);
     if (rv != APR_SUCCESS && group)
         pp__group_leave(group, rv, 0, n);
     return rv;

@@ -513,6 +513,7 @@ static apr_status_t submit_wrapped(pp_pool_t *pool, typed_task *t, pp_group_t *g
     pp_task_t task;
     apr_status_t rv;
 
+    memset(&task, 0, sizeof(task));
     task.fn = typed_run;
     task.arg = t;
     task.release = typed_release;
@@ -537,6 +538,7 @@ apr_status_t pp_submit_typed(pp_pool_t *pool, const pp_task_type_t *type, void *
         return PP_ESHUTDOWN;
     if (!rec) {
         /* Not from a registry: nothing to keep loaded, no wrapper needed. */
+        memset(&task, 0, sizeof(task));
         task.fn = type->run;
         task.arg = arg;
         task.release = type->release;

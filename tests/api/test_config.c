@@ -108,7 +108,7 @@ static void test_bad_arguments(void)
     pp_pool_t *pool;
     pp_group_t *g;
     pp_stats_t st;
-    pp_task_t t = { NULL, NULL, NULL, NULL };
+    pp_task_t t = { .fn = NULL };
 
     apr_pool_create(&p, t_root);
     T_STATUS(pp_pool_create(NULL, NULL, p), APR_EINVAL);

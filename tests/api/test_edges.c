@@ -590,7 +590,7 @@ static void test_cancel_keeps_its_timeout(void)
     apr_pool_t *p;
     pp_pool_t *pool;
     slow_release r;
-    pp_task_t task = { count_ran, NULL, release_slowly, "slow" };
+    pp_task_t task = { .fn = count_ran, .release = release_slowly, .name = "slow" };
     t_gate gate;
     apr_time_t took;
     apr_uint32_t i;
@@ -833,7 +833,7 @@ static apr_status_t exit_thread_task(void *arg, pp_task_ctx_t *ctx)
 static apr_status_t waits_for_exit(void *arg, pp_task_ctx_t *ctx)
 {
     deaths *d = arg;
-    pp_task_t t = { exit_thread_task, NULL, death_release, "exits", };
+    pp_task_t t = { .fn = exit_thread_task, .release = death_release, .name = "exits" };
     pp_group_t *g;
 
     (void)ctx;
@@ -857,8 +857,8 @@ static void test_task_ends_its_thread(void)
     pp_config_t cfg;
     pp_stats_t st;
     deaths d;
-    pp_task_t t = { exit_thread_task, NULL, death_release, "exits", };
-    pp_task_t parent = { waits_for_exit, NULL, death_release, "waits", };
+    pp_task_t t = { .fn = exit_thread_task, .release = death_release, .name = "exits" };
+    pp_task_t parent = { .fn = waits_for_exit, .release = death_release, .name = "waits" };
     int i;
 
     memset(&d, 0, sizeof(d));

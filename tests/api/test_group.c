@@ -136,7 +136,7 @@ static void test_group_cancel(void)
     pp_group_t *g, *other;
     t_gate gate = { 0, 0, 0 };
     counted in_g, in_other;
-    pp_task_t t = { counted_task, NULL, counted_release, "c" };
+    pp_task_t t = { .fn = counted_task, .release = counted_release, .name = "c" };
     pp_stats_t st;
     int i;
 
@@ -203,7 +203,7 @@ static void test_group_cancel_reaches_deques(void)
     pp_group_t *g;
     counted in_g;
     t_nest ns;
-    pp_task_t child = { counted_task, NULL, counted_release, "c" };
+    pp_task_t child = { .fn = counted_task, .release = counted_release, .name = "c" };
 
     memset(&in_g, 0, sizeof(in_g));
     memset((void *)&ns, 0, sizeof(ns));
@@ -351,7 +351,7 @@ static void test_group_freed_by_own_release(void)
     T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
     for (i = 0; i < 100; i++) {
         own_group_task *t;
-        pp_task_t task = { noop_task, NULL, free_own_group, "own" };
+        pp_task_t task = { .fn = noop_task, .release = free_own_group, .name = "own" };
 
         apr_pool_create(&tp, p);
         t = apr_palloc(tp, sizeof(*t));

@@ -472,7 +472,7 @@ static void test_failure_isolation(void)
     T_OK_FATAL(pp_pool_create(&pool, &cfg, p));
     T_OK_FATAL(pp_group_create(&g, p));
     for (i = 0; i < nfail; i++) {
-        pp_task_t t = { fail_task, NULL, NULL, "failing" };
+        pp_task_t t = { .fn = fail_task, .name = "failing" };
         apr_status_t code = APR_OS_START_USERERR + 1 + (i % 7);
         t.arg = (void *)(apr_uintptr_t)code;
         expect_sum += 1 + (i % 7);
@@ -586,7 +586,7 @@ static void test_emit(void)
     pp_pool_t *pool;
     pp_config_t cfg;
     lines l = { 0, 0 };
-    pp_task_t t = { emit_task, NULL, NULL, "greeter" };
+    pp_task_t t = { .fn = emit_task, .name = "greeter" };
     int i;
 
     apr_pool_create(&p, t_root);
@@ -643,7 +643,7 @@ static void run_writer(written *w, int bytes)
     apr_pool_t *p;
     pp_pool_t *pool;
     pp_config_t cfg;
-    pp_task_t t = { write_task, NULL, NULL, "writer" };
+    pp_task_t t = { .fn = write_task, .name = "writer" };
 
     memset(w, 0, sizeof(*w));
     apr_pool_create(&p, t_root);

@@ -50,7 +50,7 @@ static pp_pool_t *tally_pool(apr_pool_t *p, tally *t, apr_uint32_t threads)
 
 static void submit_tallied(pp_pool_t *pool, tally *t, apr_uint32_t n)
 {
-    pp_task_t task = { tally_task, NULL, tally_release, "tallied" };
+    pp_task_t task = { .fn = tally_task, .release = tally_release, .name = "tallied" };
     apr_uint32_t i, errors = 0;
 
     task.arg = t;
@@ -295,7 +295,7 @@ static void test_cancel_drops_deque_tasks(void)
     apr_pool_t *p;
     tally t;
     t_nest ns;
-    pp_task_t child = { tally_task, NULL, tally_release, "tallied" };
+    pp_task_t child = { .fn = tally_task, .release = tally_release, .name = "tallied" };
     pp_stats_t st;
 
     memset(&t, 0, sizeof(t));

@@ -157,7 +157,7 @@ void t_assert_accounted(pp_pool_t *pool)
     pp_pool_stats(pool, &s);
     T_EQ(s.queued, 0);
     T_EQ(s.running, 0);
-    T_EQ(s.submitted, s.completed + s.failed + s.cancelled);
+    T_EQ(s.submitted, s.completed + s.failed + s.cancelled + s.expired);
 }
 
 void t_check(int ok, const char *expr, const char *got, const char *want, long index,

@@ -121,5 +121,6 @@ void t_register_bundled(void);
 void t_register_edges(void);
 void t_register_nested(void);
 void t_register_service(void);
+void t_register_order(void);
 
 #endif

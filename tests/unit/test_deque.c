@@ -18,7 +18,7 @@ static pp__deque_t *new_deque(void)
 
 static pp__entry_t entry(apr_uintptr_t i)
 {
-    pp__entry_t e = { NULL, (void *)i, NULL, NULL, NULL, (apr_time_t)i };
+    pp__entry_t e = { NULL, (void *)i, NULL, NULL, NULL, (apr_time_t)i, -(apr_time_t)i };
     return e;
 }
 
@@ -47,6 +47,7 @@ static void test_deque_order_and_bound(void)
         CU_ASSERT_TRUE(pp__deque_pop(d, &e));
         T_EQ((apr_uintptr_t)e.arg, PP__DEQUE_SIZE - 1);
         T_EQ(e.queued, PP__DEQUE_SIZE - 1);    /* every field comes back */
+        T_EQ(e.not_after, -(apr_time_t)(PP__DEQUE_SIZE - 1));
         for (i = 1; i < PP__DEQUE_SIZE / 2; i++) {
             T_EQ_FATAL(pp__deque_steal(d, &e), 1);
             T_EQ_AT(i, (apr_uintptr_t)e.arg, i);

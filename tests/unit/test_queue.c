@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The inline ring queue (src/core/queue.c). */
+/* The inline ring queue (src/core/queue.c) and the shared queue's
+ * priority levels on top of it (src/core/prioq.c). */
 #include "config.h"
 #include "testutil.h"
 #include "core/fault.h"
+#include "core/prioq.h"
 #include "core/queue.h"
 
 static pp__entry_t entry(apr_uintptr_t i, pp_group_t *g)
 {
-    pp__entry_t e = { NULL, (void *)i, NULL, NULL, g, 0 };
+    pp__entry_t e = { NULL, (void *)i, NULL, NULL, g, 0, 0 };
     return e;
 }
 
@@ -131,6 +133,132 @@ static void test_queue_shrinks_after_a_burst(void)
     pp__queue_destroy(&q);
 }
 
+static apr_status_t prio_push(pp__prioq_t *q, int prio, apr_uintptr_t i, pp_group_t *g)
+{
+    pp__entry_t e = entry(i, g);
+
+    return pp__prioq_push(q, pp__prio_level(prio), &e);
+}
+
+/* Pop everything; the args in order into got (n at most). */
+static apr_uint32_t prio_drain(pp__prioq_t *q, apr_uintptr_t *got, apr_uint32_t n)
+{
+    pp__entry_t e;
+    apr_uint32_t k = 0;
+
+    while (k < n && pp__prioq_pop(q, &e))
+        got[k++] = (apr_uintptr_t)e.arg;
+    return k;
+}
+
+/* HIGH before NORMAL before LOW, each level first come, first served. */
+static void test_prioq_order(void)
+{
+    static const int prio[] = { PP_PRIO_LOW, PP_PRIO_NORMAL, PP_PRIO_HIGH };
+    static const apr_uintptr_t want[] = { 2, 5, 8, 1, 4, 7, 0, 3, 6 };
+    apr_uintptr_t got[16], i;
+    pp__prioq_t q;
+
+    T_EQ(pp__prio_level(PP_PRIO_HIGH), 0);
+    T_EQ(pp__prio_level(PP_PRIO_NORMAL), 1);
+    T_EQ(pp__prio_level(PP_PRIO_LOW), 2);
+    T_EQ(pp__prio_level(2), PP__LEVELS);
+    T_EQ(pp__prio_level(-2), PP__LEVELS);
+    T_OK_FATAL(pp__prioq_init(&q, 4));
+    for (i = 0; i < 9; i++)
+        T_OK(prio_push(&q, prio[i % 3], i, NULL));
+    T_EQ(pp__prioq_len(&q), 9);
+    T_EQ_FATAL(prio_drain(&q, got, 16), 9);
+    for (i = 0; i < 9; i++)
+        T_EQ_AT(i, got[i], want[i]);
+    T_EQ(pp__prioq_next(&q), PP__LEVELS);
+    pp__prioq_destroy(&q);
+}
+
+/* No level starves: PP_PRIO_PASS takes above a waiting level, then one
+ * of its own; a level that stops waiting starts its count again. */
+static void test_prioq_pass_bound(void)
+{
+    apr_uintptr_t got[512], i;
+    apr_uint32_t n;
+    pp__prioq_t q;
+
+    T_OK_FATAL(pp__prioq_init(&q, 0));
+    T_OK(prio_push(&q, PP_PRIO_LOW, 1000, NULL));
+    T_OK(prio_push(&q, PP_PRIO_NORMAL, 2000, NULL));
+    for (i = 0; i < 300; i++)
+        T_OK(prio_push(&q, PP_PRIO_HIGH, i, NULL));
+    n = prio_drain(&q, got, 512);
+    T_EQ_FATAL(n, 302);
+    for (i = 0; i < PP_PRIO_PASS; i++)
+        T_EQ_AT(i, got[i], i);
+    T_EQ(got[PP_PRIO_PASS], 1000);        /* passed over most: the lowest first */
+    T_EQ(got[PP_PRIO_PASS + 1], 2000);
+    for (i = PP_PRIO_PASS + 2; i < n; i++)
+        T_EQ_AT(i, got[i], i - 2);
+    /* Two LOW tasks under a HIGH flood: one in every PP_PRIO_PASS + 1. */
+    T_OK(prio_push(&q, PP_PRIO_LOW, 1000, NULL));
+    T_OK(prio_push(&q, PP_PRIO_LOW, 1001, NULL));
+    for (i = 0; i < 3 * PP_PRIO_PASS; i++)
+        T_OK(prio_push(&q, PP_PRIO_HIGH, i, NULL));
+    n = prio_drain(&q, got, 512);
+    T_EQ_FATAL(n, 3 * PP_PRIO_PASS + 2);
+    T_EQ(got[PP_PRIO_PASS], 1000);
+    T_EQ(got[2 * PP_PRIO_PASS + 1], 1001);
+    /* An empty level's count starts again: a LOW task pushed after many
+     * HIGH takes waits its own PP_PRIO_PASS. */
+    for (i = 0; i < PP_PRIO_PASS; i++)
+        T_OK(prio_push(&q, PP_PRIO_HIGH, i, NULL));
+    T_EQ(prio_drain(&q, got, PP_PRIO_PASS / 2), PP_PRIO_PASS / 2);
+    T_OK(prio_push(&q, PP_PRIO_LOW, 1002, NULL));
+    for (i = 0; i < PP_PRIO_PASS; i++)
+        T_OK(prio_push(&q, PP_PRIO_HIGH, i, NULL));
+    n = prio_drain(&q, got, 512);
+    T_EQ(got[PP_PRIO_PASS], 1002);
+    pp__prioq_destroy(&q);
+}
+
+/* A batch counts a pass per task; a group comes out of every level
+ * (HIGH's first), an unpushed batch is gone, a moved queue keeps all. */
+static void test_prioq_group_move_unpush(void)
+{
+    int g;
+    apr_uintptr_t got[64], i;
+    pp__prioq_t q, moved;
+    pp__queue_t out;
+    pp__entry_t e;
+
+    T_OK_FATAL(pp__prioq_init(&q, 0));
+    memset(&out, 0, sizeof(out));
+    for (i = 0; i < 12; i++)
+        T_OK(prio_push(&q, (int)(i % 3) - 1, i, i % 2 ? (pp_group_t *)&g : NULL));
+    T_OK(pp__prioq_take_group(&q, (pp_group_t *)&g, &out));
+    T_EQ(pp__prioq_len(&q), 6);
+    T_EQ(pp__queue_len(&out), 6);
+    /* Odd i, by level: HIGH (i % 3 == 2) 5, 11; NORMAL 1, 7; LOW 3, 9. */
+    {
+        static const apr_uintptr_t want[] = { 5, 11, 1, 7, 3, 9 };
+        for (i = 0; pp__queue_pop(&out, &e); i++)
+            T_EQ_AT(i, (apr_uintptr_t)e.arg, want[i]);
+    }
+    T_OK(prio_push(&q, PP_PRIO_LOW, 100, NULL));
+    T_OK(prio_push(&q, PP_PRIO_LOW, 101, NULL));
+    pp__prioq_unpush(&q, pp__prio_level(PP_PRIO_LOW), 2);
+    pp__prioq_move(&moved, &q);
+    T_EQ(pp__prioq_len(&q), 0);
+    T_EQ_FATAL(prio_drain(&moved, got, 64), 6);
+    T_EQ(got[0], 2);    /* HIGH: 2, 8; NORMAL: 4, 10 (odd ones taken); LOW: 0, 6 */
+    T_EQ(got[5], 6);
+    /* A batch of PP_PRIO_PASS NORMAL tasks passes a waiting LOW as often. */
+    T_OK(prio_push(&q, PP_PRIO_LOW, 1, NULL));
+    T_OK(prio_push(&q, PP_PRIO_NORMAL, 2, NULL));
+    pp__prioq_taken(&q, pp__prio_level(PP_PRIO_NORMAL), PP_PRIO_PASS);
+    T_EQ(pp__prioq_next(&q), pp__prio_level(PP_PRIO_LOW));
+    pp__prioq_destroy(&q);
+    pp__prioq_destroy(&moved);
+    pp__queue_destroy(&out);
+}
+
 void t_register_queue(void)
 {
     CU_pSuite s = CU_add_suite("queue", NULL, NULL);
@@ -139,4 +267,9 @@ void t_register_queue(void)
     CU_add_test(s, "take a group's entries, keep order", test_queue_take_group);
     CU_add_test(s, "failed growth keeps the contents", test_queue_grow_failure_keeps_contents);
     CU_add_test(s, "a burst's ring is freed when it empties", test_queue_shrinks_after_a_burst);
+    CU_add_test(s, "priorities: HIGH, NORMAL, LOW, each in order", test_prioq_order);
+    CU_add_test(s, "priorities: a waiting level is passed over at most PP_PRIO_PASS times",
+                test_prioq_pass_bound);
+    CU_add_test(s, "priorities: groups, moves, batches across the levels",
+                test_prioq_group_move_unpush);
 }
