@@ -4,6 +4,9 @@
  * from the highest level that waits, except that a level passed over
  * PP_PRIO_PASS times in a row while it waited goes next, so that no level
  * starves (a count of takes, not a clock: no clock is read to choose).
+ * The HIGH and LOW levels are allocated by their first push: a pool that
+ * never uses them keeps the one queue it had, on the lock's cache line,
+ * and pays one pointer test per push and take.
  * Not locked: the pool's queue mutex guards every call, as for queue.h.
  */
 #ifndef PP_PRIOQ_H
@@ -11,47 +14,69 @@
 
 #include "queue.h"
 
-/* Levels by index: HIGH first. */
+/* Levels by index, HIGH first. */
 #define PP__LEVELS 3
+#define PP__HIGH   0u
+#define PP__NORMAL 1u
+#define PP__LOW    2u
+
+typedef struct pp__prioq_more_t {
+    pp__queue_t  high, low;
+    apr_uint32_t passed[PP__LEVELS];   /* tasks taken above it while it waited */
+} pp__prioq_more_t;
 
 typedef struct pp__prioq_t {
-    pp__queue_t  level[PP__LEVELS];
-    apr_uint32_t passed[PP__LEVELS];   /* tasks taken above it while it waited */
+    pp__queue_t       normal;
+    pp__prioq_more_t *more;    /* HIGH and LOW: NULL until the first such push */
 } pp__prioq_t;
 
 /** The level index of a PP_PRIO_* value; PP__LEVELS if it is none. */
 static inline unsigned pp__prio_level(int priority)
 {
-    return priority == PP_PRIO_HIGH ? 0u
-         : priority == PP_PRIO_NORMAL ? 1u
-         : priority == PP_PRIO_LOW ? 2u : PP__LEVELS;
+    return priority == PP_PRIO_NORMAL ? PP__NORMAL
+         : priority == PP_PRIO_HIGH ? PP__HIGH
+         : priority == PP_PRIO_LOW ? PP__LOW : PP__LEVELS;
 }
 
-/** Empty, with room for hint NORMAL entries (pp__queue_init); the other
- *  levels grow on demand. */
+/** Empty, with room for hint NORMAL entries (pp__queue_init). */
 apr_status_t pp__prioq_init(pp__prioq_t *q, apr_uint32_t hint);
 
-/** Free every level's ring (entries in them are forgotten). */
+/** Free every level (entries in them are forgotten); q stays usable. */
 void pp__prioq_destroy(pp__prioq_t *q);
+
+/** A level's queue; NULL for HIGH and LOW before their first push. */
+static inline pp__queue_t *pp__prioq_level(const pp__prioq_t *q, unsigned level)
+{
+    if (level == PP__NORMAL)
+        return (pp__queue_t *)&q->normal;
+    if (!q->more)
+        return NULL;
+    return level == PP__HIGH ? &q->more->high : &q->more->low;
+}
+
+static inline apr_uint32_t pp__prioq_level_len(const pp__prioq_t *q, unsigned level)
+{
+    const pp__queue_t *l = pp__prioq_level(q, level);
+
+    return l ? pp__queue_len(l) : 0;
+}
 
 static inline apr_uint32_t pp__prioq_len(const pp__prioq_t *q)
 {
-    return pp__queue_len(&q->level[0]) + pp__queue_len(&q->level[1])
-           + pp__queue_len(&q->level[2]);
+    apr_uint32_t n = pp__queue_len(&q->normal);
+
+    if (q->more)
+        n += pp__queue_len(&q->more->high) + pp__queue_len(&q->more->low);
+    return n;
 }
 
-/** Append a copy of e at level (pp__prio_level); APR_ENOMEM as queue.h. */
-static inline apr_status_t pp__prioq_push(pp__prioq_t *q, unsigned level, const pp__entry_t *e)
-{
-    return pp__queue_push(&q->level[level], e);
-}
+/** Append a copy of e at level (pp__prio_level); APR_ENOMEM as queue.h,
+ *  or when the first HIGH or LOW push cannot allocate their levels. */
+apr_status_t pp__prioq_push(pp__prioq_t *q, unsigned level, const pp__entry_t *e);
 
 /** Take back the last n entries pushed at level (an all-or-nothing
  *  batch that could not be completed). */
-static inline void pp__prioq_unpush(pp__prioq_t *q, unsigned level, apr_uint32_t n)
-{
-    q->level[level].tail -= n;
-}
+void pp__prioq_unpush(pp__prioq_t *q, unsigned level, apr_uint32_t n);
 
 /** The level the next take comes from (see the header comment);
  *  PP__LEVELS if every level is empty. */
@@ -68,7 +93,8 @@ void pp__prioq_taken(pp__prioq_t *q, unsigned level, apr_uint32_t n);
  *  0 if every level is empty. */
 int pp__prioq_pop(pp__prioq_t *q, pp__entry_t *e);
 
-/** Move every level (its ring) of from into the empty to. */
+/** Move every level of from into the empty to (which must hold no HIGH
+ *  or LOW levels of its own); from is left empty. */
 void pp__prioq_move(pp__prioq_t *to, pp__prioq_t *from);
 
 /**

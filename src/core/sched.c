@@ -354,25 +354,27 @@ static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
     pp_pool_t *pool = w->pool;
     pp__prioq_t *q = &pool->queue;
     pp__entry_t more[GLOBAL_BATCH];
-    unsigned normal = pp__prio_level(PP_PRIO_NORMAL), level;
-    apr_uint32_t len = pp__queue_len(&q->level[normal]), n = 0;
+    apr_uint32_t len = pp__queue_len(&q->normal), n = 0;
+    unsigned level;
 
     ASSERT_LOCKED(pool);
 
-    if (pool->cfg.queue_capacity == 0 && len > 2 && pp__queue_len(&q->level[0]) == 0) {
+    if (pool->cfg.queue_capacity == 0 && len > 2 && pp__prioq_level_len(q, PP__HIGH) == 0) {
         n = len / pool->cfg.threads;
         if (n > GLOBAL_BATCH)
             n = GLOBAL_BATCH;
         if (n > PP__DEQUE_SIZE - pp__deque_len(w->deque))
             n = PP__DEQUE_SIZE - pp__deque_len(w->deque);
     }
-    level = pp__prioq_next(q);
-    if (level == PP__LEVELS || !pp__prioq_pop_level(q, level, e))
+    /* Without HIGH and LOW levels (never used), the one queue directly. */
+    level = q->more ? pp__prioq_next(q) : len > 0 ? PP__NORMAL : PP__LEVELS;
+    if (level == PP__LEVELS || !pp__queue_pop(pp__prioq_level(q, level), e))
         return 0;
-    n = level == normal && n > 0 ? n - 1 : 0;
+    n = level == PP__NORMAL && n > 0 ? n - 1 : 0;
     for (len = 0; len < n; len++)
-        pp__prioq_pop_level(q, level, &more[len]);
-    pp__prioq_taken(q, level, n + 1);
+        pp__queue_pop(&q->normal, &more[len]);
+    if (q->more)
+        pp__prioq_taken(q, level, n + 1);
     publish_qlen_locked(pool);
     room_made_locked(pool);
     while (n > 0)

@@ -229,12 +229,11 @@ static inline int held(pp_pool_t *pool)
 /* Called with the lock held, after the global queue changed. */
 static inline void publish_qlen_locked(pp_pool_t *pool)
 {
-    apr_uint32_t high = pp__queue_len(&pool->queue.level[0]);
-
     ASSERT_LOCKED(pool);
     atomic_store_explicit(&pool->qlen, pp__prioq_len(&pool->queue), memory_order_relaxed);
-    if (load32(&pool->qhigh) != high)
-        atomic_store_explicit(&pool->qhigh, high, memory_order_relaxed);
+    if (pool->queue.more)
+        atomic_store_explicit(&pool->qhigh, pp__queue_len(&pool->queue.more->high),
+                              memory_order_relaxed);
 }
 
 /* sched.c */

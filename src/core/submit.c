@@ -102,7 +102,7 @@ out:
 static apr_status_t submit_entry(pp_pool_t *pool, unsigned level, const pp__entry_t *e,
                                  apr_uint32_t flags, apr_time_t deadline)
 {
-    if (level == pp__prio_level(PP_PRIO_NORMAL) && own_worker(pool)
+    if (level == PP__NORMAL && own_worker(pool)
         && !pp__deque_full(pp__self->deque))
         return pp__push_local(pp__self, e);
     return enqueue(pool, level, e, NULL, NULL, 1, flags, deadline);
@@ -204,7 +204,7 @@ apr_status_t pp_submit_batch(pp_pool_t *pool, const pp_task_fn *fns, void *const
     e.group = group;
     e.queued = pool->cfg.timing ? apr_time_now() : 0;
     e.not_after = 0;
-    rv = enqueue(pool, pp__prio_level(PP_PRIO_NORMAL), &e, fns, args, n, 0, PP__FOREVER);
+    rv = enqueue(pool, PP__NORMAL, &e, fns, args, n, 0, PP__FOREVER);
     if (rv != APR_SUCCESS && group)
         pp__group_leave(group, rv, 0, n);
     return rv;

@@ -165,8 +165,20 @@ static void test_prioq_order(void)
     T_EQ(pp__prio_level(2), PP__LEVELS);
     T_EQ(pp__prio_level(-2), PP__LEVELS);
     T_OK_FATAL(pp__prioq_init(&q, 4));
+    /* NORMAL alone: no other levels are made. */
+    T_OK(prio_push(&q, PP_PRIO_NORMAL, 100, NULL));
+    CU_ASSERT_PTR_NULL(q.more);
+    T_EQ(prio_drain(&q, got, 16), 1);
+    T_EQ(pp__prioq_next(&q), PP__LEVELS);
+    /* The first HIGH or LOW push makes them; without memory it fails
+     * and nothing is queued. */
+    pp__fault_arm(PP__FAULT_QUEUE_GROW, 1);
+    T_STATUS(prio_push(&q, PP_PRIO_LOW, 100, NULL), APR_ENOMEM);
+    CU_ASSERT_PTR_NULL(q.more);
+    T_EQ(pp__prioq_len(&q), 0);
     for (i = 0; i < 9; i++)
         T_OK(prio_push(&q, prio[i % 3], i, NULL));
+    CU_ASSERT_PTR_NOT_NULL(q.more);
     T_EQ(pp__prioq_len(&q), 9);
     T_EQ_FATAL(prio_drain(&q, got, 16), 9);
     for (i = 0; i < 9; i++)
