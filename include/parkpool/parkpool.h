@@ -43,6 +43,7 @@ extern "C" {
 typedef struct pp_pool_t pp_pool_t;
 typedef struct pp_group_t pp_group_t;
 typedef struct pp_task_ctx_t pp_task_ctx_t;
+typedef struct pp_strand_t pp_strand_t;
 
 /**
  * A task body. A non-success return counts the task as failed.
@@ -251,6 +252,9 @@ typedef struct pp_task_t {
      *  does), released, reported to on_task_error as PP_EEXPIRED, its
      *  group's status set to that, and counted in pp_stats_t.expired. */
     apr_time_t   not_after;
+    /** NULL, or a strand of the pool (pp_strand_create): the task runs
+     *  after every task submitted to the strand before it has ended. */
+    pp_strand_t *strand;
 } pp_task_t;
 
 /** pp_config_init() for a struct of size bytes (see "Structs that grow"). */
@@ -312,6 +316,29 @@ static APR_INLINE apr_status_t pp_pool_create(pp_pool_t **pool, const pp_config_
  * out frees the pool. The caller must not use the pool afterwards.
  */
 PP_API void pp_pool_destroy(pp_pool_t *pool);
+
+/**
+ * A strand of pool: tasks submitted with pp_task_t.strand set to it run
+ * one at a time, each after every task submitted to it before has ended,
+ * in submission order, on any worker (GCD's serial queue: per-connection
+ * or per-tenant order on one shared pool). Strands are independent of
+ * each other, and no worker ever waits for one: a strand with tasks waits
+ * in the shared queue as one entry, whose worker runs up to 32 of them
+ * and then queues it again behind what came meanwhile. That entry has
+ * the priority of the task that found the strand idle; the strand's
+ * later tasks follow in order whatever theirs.
+ * Tasks waiting in a strand are not in the shared queue: queue_capacity
+ * does not bound them, and a submit to a strand never waits for room.
+ * A cancel (of the pool, or of a group) drops them as it drops others.
+ * A strand's task must not wait for a later task of its own strand.
+ * The strand lives until p is destroyed; tasks still waiting on it then
+ * are dropped (PP_ECANCELLED). p may outlive the pool (the pool forgets
+ * its strands as it goes), but not be destroyed while the pool is.
+ * @return APR_SUCCESS, APR_EINVAL, PP_ESHUTDOWN if the pool is closing.
+ *         A submit with a strand of another pool, or one whose p is gone,
+ *         fails with APR_EINVAL.
+ */
+PP_API apr_status_t pp_strand_create(pp_strand_t **strand, pp_pool_t *pool, apr_pool_t *p);
 
 /** Queue fn(arg). Same as pp_submit_ex(pool, fn, arg, NULL, 0). */
 PP_API apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg);

@@ -44,6 +44,10 @@ void pp__drop_entry(pp_pool_t *pool, const pp__entry_t *e, apr_status_t why)
 {
     const pp_config_t *cfg = &pool->cfg;
 
+    if (pp__is_turn(e)) {    /* a strand's: every task waiting on it */
+        pp__strand_drop_turn(pool, e);
+        return;
+    }
     if (cfg->on_task_error)
         cfg->on_task_error(why, e->name ? e->name : "", cfg->baton);
     if (e->release)
@@ -97,6 +101,8 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
     pp__mutex_lock(pool->lock);
     pool->inside++;    /* until pp__pool_drop(): the pool must stay */
     rv = pp__prioq_take_group(&pool->queue, g, out);
+    if (rv == APR_SUCCESS)
+        rv = pp__strands_take_group_locked(pool, g, out);
     publish_qlen_locked(pool);
     if (rv == APR_SUCCESS && load32(&pool->nwaiting))
         pp__cond_broadcast(pool->not_full);    /* many slots may be free */
@@ -357,7 +363,8 @@ void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *caller, apr_size_t size)
     }
     cancelled = pp__counter_read(&pool->cancelled);
     expired = pp__counter_read(&pool->expired);
-    out->submitted = pp__counter_read(&pool->submitted);
+    out->submitted = pp__counter_read(&pool->submitted)
+                     + pp__counter_read(&pool->strand_submitted);
     for (i = 0; i < nused(pool); i++)
         out->submitted += pp__counter_read(&worker_at(pool, i)->submitted);
     out->unparks = pp__counter_read(&pool->unparks);
@@ -467,6 +474,7 @@ static void pool_free(pp_pool_t *pool)
             apr_pool_destroy(w->tp);
     }
     pp__prioq_destroy(&pool->queue);
+    pp__strands_detach(pool);
     free(pool->deques_mem);
     free(pool->histo_mem);
     apr_pool_destroy(pool->p);
@@ -608,6 +616,8 @@ apr_status_t pp_pool_create_sized(pp_pool_t **out, const pp_config_t *cfg, apr_s
         rv = pp__cond_create(&pool->not_full, p);
     if (rv == APR_SUCCESS)
         rv = pp__cond_create(&pool->exited, p);
+    if (rv == APR_SUCCESS)
+        rv = pp__mutex_create(&pool->strand_lock, p);
     if (rv == APR_SUCCESS)
         rv = pp__prioq_init(&pool->queue, pool->cfg.queue_capacity
                                           ? pool->cfg.queue_capacity : 256);

@@ -328,6 +328,37 @@ static void run_entry(pp__worker_t *w, const pp__entry_t *e)
         pp__group_leave(e->group, rv, 1, 1);
 }
 
+/* A strand's turn (strand.h): its tasks one after the other, each run in
+ * e's place (where a task that ends the thread is looked for), up to
+ * PP__STRAND_TURN of them; then, if more wait, the turn goes to the back
+ * of the shared queue. A pause ends the turn early, as it stops a worker
+ * between tasks. */
+static void run_turn(pp__worker_t *w, pp__entry_t *e)
+{
+    pp_strand_t *s = e->arg, *outer = w->turn;
+    apr_uint32_t k;
+
+    w->turn = s;
+    for (k = 0; k < PP__STRAND_TURN && !held(w->pool); k++) {
+        if (!pp__strand_next(s, e)) {
+            w->turn = outer;
+            return;
+        }
+        run_entry(w, e);
+    }
+    w->turn = outer;
+    pp__strand_again(s);
+}
+
+/* Run what a worker took: a task, or a strand's turn. */
+static void run_taken(pp__worker_t *w, pp__entry_t *e)
+{
+    if (pp__is_turn(e))
+        run_turn(w, e);
+    else
+        run_entry(w, e);
+}
+
 /* Called with the lock held, after the global queue shrank: wake the
  * submitters that may fit now. Waiters for one slot are alike, so one
  * take wakes one of them; a batch waiter needs more room than one slot,
@@ -786,9 +817,9 @@ void *APR_THREAD_FUNC pp__worker_main(apr_thread_t *thread, void *data)
         /* Counted as searching here: by its waker, or by itself. */
         if ((found = search(w, e)) <= 0)
             break;
-        run_entry(w, e);
+        run_taken(w, e);
         while (!held(pool) && next_local(w, e))
-            run_entry(w, e);
+            run_taken(w, e);
         atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
     }
     pp__exit_watch(NULL);
@@ -847,6 +878,12 @@ void pp__thread_died(void *data)
     w->depth = 0;
     w->in_fn = 0;
     w->ctx = NULL;
+    if (w->turn) {
+        /* It died in a strand's turn: the strand's next task gets one. */
+        pp_strand_t *s = w->turn;
+        w->turn = NULL;
+        pp__strand_again(s);
+    }
     pp__self = NULL;
     if (cfg->on_thread_stop)
         cfg->on_thread_stop(w->index, cfg->baton);
@@ -907,7 +944,7 @@ int pp__pool_help(pp_pool_t *pool)
             pp__wake_one(pool);
     }
     w->depth++;
-    run_entry(w, e);
+    run_taken(w, e);
     w->depth--;
     return 1;
 }

@@ -15,6 +15,7 @@
 #include "deque.h"
 #include "histo.h"
 #include "prioq.h"
+#include "strand.h"
 #include "os/fork.h"
 #include "os/sync.h"
 #include "park/park.h"
@@ -69,6 +70,7 @@ typedef struct pp__worker_t {
     unsigned char   alive, launching, joinable, searching;
     apr_uint32_t    blocking;   /* pp_task_block_begin() depth, its own */
     apr_pool_t     *tp;         /* its thread's record: a pool per start */
+    pp_strand_t    *turn;       /* the strand whose turn it runs, if any */
     /* This worker's only, so a plain release store adds (counter.h); they
      * sit on its own cache lines and pp_pool_stats() sums them. */
     pp__counter_t submitted, started, completed, failed, parks;
@@ -146,6 +148,13 @@ struct pp_pool_t {
     pp__counter_t submitted, unparks;
     pp__counter_t queued_peak;      /* the global queue's longest */
     pp__counter_t cancelled, expired;   /* added to by any thread (shared) */
+    pp__counter_t strand_submitted;     /* likewise: tasks queued on strands */
+
+    /* Strands (strand.c): the list and the records to reuse are under the
+     * queue lock; each strand's queue and flags under strand_lock, which
+     * is taken alone or inside the queue lock, never around it. */
+    pp_strand_t         *strands, *strand_free;
+    pp__mutex_t         *strand_lock;
 
     /* Read by everyone without the lock. nidle and qlen mirror the idle
      * stack's depth and the global queue's length (written under the lock);
@@ -364,6 +373,14 @@ void pp__wake_or_start_locked(pp_pool_t *pool, pp__worker_t **wake, pp__worker_t
 /** Tell cfg.on_log, formatting only when someone listens. */
 void pp__pool_log(const pp_pool_t *pool, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* submit.c */
+
+/** Queue an entry of the library's own (a strand's turn) on the shared
+ *  queue at level: never waits for room (it is not counted against
+ *  queue_capacity, nor as a submitted task); PP_ESHUTDOWN when the pool
+ *  does not take the caller's tasks now, APR_ENOMEM. */
+apr_status_t pp__enqueue_internal(pp_pool_t *pool, unsigned level, const pp__entry_t *e);
 
 /** Account, report (why: PP_ECANCELLED or PP_EEXPIRED) and release one
  *  task that will never run. */

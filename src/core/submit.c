@@ -12,6 +12,10 @@
 
 #include <string.h>
 
+/* enqueue()'s flag for the library's own entries: no room wait, not
+ * counted as submitted (strand.c's turns). */
+#define INTERNAL 0x80000000u
+
 /* Called with the lock held: wait until n more entries fit (or fail with
  * PP_ESHUTDOWN, PP_EFULL under PP_NOWAIT, APR_TIMEUP at the deadline). A
  * worker must never wait for room in its own pool's queue: if every
@@ -27,7 +31,7 @@ static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32
     for (;;) {
         if (!accepting(pool, own))
             return PP_ESHUTDOWN;
-        if (cap == 0 || own || pp__prioq_len(&pool->queue) + n <= cap)
+        if (cap == 0 || own || (flags & INTERNAL) || pp__prioq_len(&pool->queue) + n <= cap)
             return APR_SUCCESS;
         if (flags & PP_NOWAIT)
             return PP_EFULL;
@@ -84,7 +88,8 @@ static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *
             goto out;
         }
     }
-    pp__counter_add(&pool->submitted, n);
+    if (!(flags & INTERNAL))
+        pp__counter_add(&pool->submitted, n);
     publish_qlen_locked(pool);
     pp__counter_raise(&pool->queued_peak, pp__prioq_len(&pool->queue));    /* under the lock */
     nwake = pp__wake_for_global_locked(pool, n, wake, BATCH_WAKE_MAX, &start);
@@ -95,6 +100,11 @@ out:
     if (start)
         pp__launch(pool, start);
     return rv;
+}
+
+apr_status_t pp__enqueue_internal(pp_pool_t *pool, unsigned level, const pp__entry_t *e)
+{
+    return enqueue(pool, level, e, NULL, NULL, 1, INTERNAL, PP__FOREVER);
 }
 
 /* A task's own NORMAL submits go to its worker's deque (while it has
@@ -140,7 +150,10 @@ static apr_status_t submit_task(pp_pool_t *pool, const pp_task_t *task, apr_size
         if (rv != APR_SUCCESS)
             return rv;
     }
-    rv = submit_entry(pool, level, &e, flags, deadline);
+    if (task->strand)
+        rv = pp__strand_submit(pool, task->strand, level, &e);
+    else
+        rv = submit_entry(pool, level, &e, flags, deadline);
     if (rv != APR_SUCCESS && group)
         pp__group_leave(group, rv, 0, 1);
     return rv;

@@ -859,6 +859,7 @@ static void test_task_ends_its_thread(void)
     deaths d;
     pp_task_t t = { .fn = exit_thread_task, .release = death_release, .name = "exits" };
     pp_task_t parent = { .fn = waits_for_exit, .release = death_release, .name = "waits" };
+    pp_strand_t *s;
     int i;
 
     memset(&d, 0, sizeof(d));
@@ -888,11 +889,24 @@ static void test_task_ends_its_thread(void)
         T_OK(pp_submit_ex(d.pool, count_deaths_ran, &d, g, 0));
     T_OK_FATAL(pp_group_wait(g, apr_time_from_sec(30)));
     T_EQ(d.ran, 100);
+    /* In a strand's turn: the strand's later tasks still run, in a turn
+     * the dying thread queued. */
+    T_OK(pp_strand_create(&s, d.pool, p));
+    t.strand = s;
+    T_OK(pp_submit_task(d.pool, &t, g, 0));
+    for (i = 0; i < 50; i++) {
+        pp_task_t c = { .fn = count_deaths_ran, .arg = &d, .strand = s };
+        T_OK(pp_submit_task(d.pool, &c, g, 0));
+    }
+    T_OK_FATAL(pp_group_wait(g, apr_time_from_sec(30)));
+    T_STATUS(pp_group_status(g), PP_ETHREADEXIT);
+    T_EQ(d.exits_reported, 4);
+    T_EQ(d.ran, 150);
     T_OK(pp_pool_shutdown(d.pool, PP_DRAIN, apr_time_from_sec(30)));
     pp_pool_stats(d.pool, &st);
-    T_EQ(st.failed, 3);
-    T_EQ(st.completed, 100);
-    T_EQ(d.logged, 2);
+    T_EQ(st.failed, 4);
+    T_EQ(st.completed, 150);
+    T_EQ(d.logged, 3);
     t_assert_accounted(d.pool);
     apr_pool_destroy(p);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Which task runs when: priorities and start deadlines (not_after). */
+/* Which task runs when: priorities, start deadlines (not_after) and
+ * strands. */
 #include "config.h"
 #include "testutil.h"
 
@@ -362,6 +363,274 @@ static void test_not_after_nested(void)
     apr_pool_destroy(p);
 }
 
+/* ---- strands */
+
+typedef struct strand_state {
+    pp_strand_t *strand;
+    volatile apr_uint32_t inside, next, ran;
+    volatile apr_uint32_t overlaps, out_of_order;
+} strand_state;
+
+typedef struct strand_item {
+    strand_state *st;
+    apr_uint32_t seq;
+    t_gate *gate;    /* wait here first, if set */
+} strand_item;
+
+static apr_status_t strand_task(void *arg, pp_task_ctx_t *ctx)
+{
+    strand_item *it = arg;
+    strand_state *st = it->st;
+
+    if (apr_atomic_inc32(&st->inside) != 0)
+        apr_atomic_inc32(&st->overlaps);
+    if (it->gate)
+        t_gate_task(it->gate, ctx);
+    if (st->next != it->seq)
+        apr_atomic_inc32(&st->out_of_order);
+    st->next = it->seq + 1;
+    apr_atomic_inc32(&st->ran);
+    apr_atomic_dec32(&st->inside);
+    return APR_SUCCESS;
+}
+
+static apr_status_t strand_submit(pp_pool_t *pool, strand_item *it, pp_group_t *g, int prio)
+{
+    pp_task_t t = task_of(strand_task, it, prio);
+
+    t.strand = it->st->strand;
+    return pp_submit_task(pool, &t, g, 0);
+}
+
+/* 8 strands x 2,000 tasks, submitted round-robin from outside to 4
+ * workers: each strand's tasks one at a time and in order, all of them
+ * run. */
+static void test_strand_order(void)
+{
+    enum { NS = 8, NT = 2000 };
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    pp_stats_t st;
+    strand_state ss[NS];
+    strand_item *items;
+    apr_uint32_t i, k;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 4, 0);
+    T_OK(pp_group_create(&g, p));
+    memset(ss, 0, sizeof(ss));
+    items = apr_pcalloc(p, NS * NT * sizeof(*items));
+    for (k = 0; k < NS; k++)
+        T_OK(pp_strand_create(&ss[k].strand, pool, p));
+    for (i = 0; i < NT; i++)
+        for (k = 0; k < NS; k++) {
+            strand_item *it = &items[k * NT + i];
+            it->st = &ss[k];
+            it->seq = i;
+            T_OK(strand_submit(pool, it, g, prio_of[(i + k) % 3]));
+        }
+    T_OK(pp_group_wait(g, apr_time_from_sec(60)));
+    T_OK(pp_group_status(g));
+    for (k = 0; k < NS; k++) {
+        T_EQ_AT(k, ss[k].ran, NT);
+        T_EQ_AT(k, ss[k].overlaps, 0);
+        T_EQ_AT(k, ss[k].out_of_order, 0);
+    }
+    pp_pool_stats(pool, &st);
+    T_EQ(st.submitted, NS * NT);
+    T_EQ(st.completed, NS * NT);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    t_assert_accounted(pool);
+    pp_pool_destroy(pool);
+    apr_pool_destroy(p);
+}
+
+/* Strands are independent: one held in its first task holds none of the
+ * others, and a task's own submits to a strand keep their order too. */
+typedef struct strand_nest {
+    pp_pool_t *pool;
+    pp_group_t *g;
+    strand_item *items;
+    apr_uint32_t n;
+    volatile apr_uint32_t errors;
+} strand_nest;
+
+static apr_status_t submit_to_strand(void *arg, pp_task_ctx_t *ctx)
+{
+    strand_nest *sn = arg;
+    apr_uint32_t i;
+
+    (void)ctx;
+    for (i = 0; i < sn->n; i++)
+        if (strand_submit(sn->pool, &sn->items[i], sn->g, PP_PRIO_NORMAL) != APR_SUCCESS)
+            apr_atomic_inc32(&sn->errors);
+    return APR_SUCCESS;
+}
+
+static void test_strand_independent(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_group_t *g, *gb;
+    strand_state a, b;
+    strand_item held, items[500];
+    strand_nest sn;
+    t_gate gate;
+    apr_uint32_t i;
+
+    apr_pool_create(&p, t_root);
+    pool = t_pool(p, 2, 0);
+    T_OK(pp_group_create(&g, p));
+    T_OK(pp_group_create(&gb, p));
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    memset(&gate, 0, sizeof(gate));
+    T_OK(pp_strand_create(&a.strand, pool, p));
+    T_OK(pp_strand_create(&b.strand, pool, p));
+    held.st = &a;
+    held.seq = 0;
+    held.gate = &gate;
+    T_OK(strand_submit(pool, &held, g, PP_PRIO_NORMAL));
+    t_gate_wait_arrived(&gate, 1);
+    for (i = 0; i < 500; i++) {
+        items[i].st = &b;
+        items[i].seq = i;
+        items[i].gate = NULL;
+    }
+    memset(&sn, 0, sizeof(sn));
+    sn.pool = pool;
+    sn.g = gb;
+    sn.items = items;
+    sn.n = 500;
+    T_OK(pp_submit_ex(pool, submit_to_strand, &sn, gb, 0));
+    T_OK(pp_group_wait(gb, apr_time_from_sec(30)));    /* while a is held */
+    T_EQ(sn.errors, 0);
+    T_EQ(b.ran, 500);
+    T_EQ(b.out_of_order, 0);
+    T_EQ(b.overlaps, 0);
+    T_EQ(a.ran, 0);
+    t_gate_open(&gate);
+    T_OK(pp_group_wait(g, apr_time_from_sec(30)));
+    T_EQ(a.ran, 1);
+    pp_pool_destroy(pool);
+    apr_pool_destroy(p);
+}
+
+/* A group cancel drops its tasks waiting on a strand at once (reported,
+ * released, counted); a pool cancel drops the rest; the strand goes on
+ * with later tasks. */
+static void test_strand_cancel(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_group_t *g, *g2;
+    pp_stats_t st;
+    outcomes o;
+    strand_state ss;
+    t_gate gate;
+    pp_task_t t;
+    apr_uint32_t i;
+
+    apr_pool_create(&p, t_root);
+    memset(&o, 0, sizeof(o));
+    memset(&ss, 0, sizeof(ss));
+    memset(&gate, 0, sizeof(gate));
+    pool = reporting_pool(p, &o, 1);
+    T_OK(pp_submit(pool, t_gate_task, &gate));
+    t_gate_wait_arrived(&gate, 1);
+    T_OK(pp_strand_create(&ss.strand, pool, p));
+    T_OK(pp_group_create(&g, p));
+    T_OK(pp_group_create(&g2, p));
+    for (i = 0; i < 10; i++) {
+        t = deadline_task(&o, "s", 0);
+        t.strand = ss.strand;
+        T_OK(pp_submit_task(pool, &t, i % 2 ? g : g2, 0));
+    }
+    T_OK(pp_group_cancel(g));
+    T_EQ(o.released, 5);       /* before the cancel returned */
+    T_EQ(o.other, 5);          /* PP_ECANCELLED */
+    t_gate_open(&gate);
+    T_OK(pp_group_wait(g2, apr_time_from_sec(30)));
+    T_EQ(o.ran, 5);
+    /* Held again, with tasks waiting: a pool cancel drops them. */
+    memset(&gate, 0, sizeof(gate));
+    T_OK(pp_submit(pool, t_gate_task, &gate));
+    t_gate_wait_arrived(&gate, 1);
+    for (i = 0; i < 7; i++) {
+        t = deadline_task(&o, "s", 0);
+        t.strand = ss.strand;
+        T_OK(pp_submit_task(pool, &t, NULL, 0));
+    }
+    T_STATUS(pp_pool_shutdown(pool, PP_CANCEL, apr_time_from_sec(30)), APR_SUCCESS);
+    T_EQ(o.ran, 5);
+    T_EQ(o.released, 17);
+    pp_pool_stats(pool, &st);
+    T_EQ(st.cancelled, 12 + 0);
+    t_assert_accounted(pool);
+    t = deadline_task(&o, "late", 0);
+    t.strand = ss.strand;
+    T_STATUS(pp_submit_task(pool, &t, NULL, 0), PP_ESHUTDOWN);
+    pp_pool_destroy(pool);
+    apr_pool_destroy(p);
+}
+
+/* The strand closes with its apr pool: what waits is dropped; a strand
+ * of another pool, bad arguments and a closing pool are refused. A
+ * drain runs everything waiting on strands. */
+static void test_strand_lifetime(void)
+{
+    apr_pool_t *p, *sp;
+    pp_pool_t *pool, *other;
+    pp_strand_t *s;
+    outcomes o;
+    t_gate gate;
+    pp_task_t t;
+    apr_uint32_t i;
+
+    apr_pool_create(&p, t_root);
+    memset(&o, 0, sizeof(o));
+    memset(&gate, 0, sizeof(gate));
+    pool = reporting_pool(p, &o, 1);
+    other = t_pool(p, 1, 0);
+    T_STATUS(pp_strand_create(NULL, pool, p), APR_EINVAL);
+    T_STATUS(pp_strand_create(&s, NULL, p), APR_EINVAL);
+    CU_ASSERT_PTR_NULL(s);
+    T_STATUS(pp_strand_create(&s, pool, NULL), APR_EINVAL);
+    T_OK(pp_strand_create(&s, other, p));
+    t = deadline_task(&o, "s", 0);
+    t.strand = s;
+    T_STATUS(pp_submit_task(pool, &t, NULL, 0), APR_EINVAL);
+    /* Closed with 6 tasks waiting behind a held worker. */
+    T_OK(pp_submit(pool, t_gate_task, &gate));
+    t_gate_wait_arrived(&gate, 1);
+    for (i = 0; i < 3; i++) {
+        apr_pool_create(&sp, p);
+        T_OK(pp_strand_create(&s, pool, sp));
+        t.strand = s;
+        T_OK(pp_submit_task(pool, &t, NULL, 0));
+        T_OK(pp_submit_task(pool, &t, NULL, 0));
+        apr_pool_destroy(sp);
+    }
+    T_EQ(o.released, 6);
+    T_EQ(o.other, 6);
+    /* A drain runs what waits on a strand (new ones, reusing records). */
+    apr_pool_create(&sp, p);
+    T_OK(pp_strand_create(&s, pool, sp));
+    t.strand = s;
+    for (i = 0; i < 100; i++)
+        T_OK(pp_submit_task(pool, &t, NULL, 0));
+    t_gate_open(&gate);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, apr_time_from_sec(30)));
+    T_EQ(o.ran, 100);
+    T_STATUS(pp_strand_create(&s, pool, sp), PP_ESHUTDOWN);
+    t_assert_accounted(pool);
+    pp_pool_destroy(pool);
+    pp_pool_destroy(other);
+    apr_pool_destroy(sp);    /* after its pool: nothing left to do */
+    apr_pool_destroy(p);
+}
+
 void t_register_order(void)
 {
     CU_pSuite s = CU_add_suite("order", NULL, NULL);
@@ -375,4 +644,10 @@ void t_register_order(void)
                 test_not_after_expires);
     CU_add_test(s, "not_after: a task's own submit expires in its worker's queue",
                 test_not_after_nested);
+    CU_add_test(s, "strands: one task at a time, in order, every one", test_strand_order);
+    CU_add_test(s, "strands: independent; a task's own submits keep order",
+                test_strand_independent);
+    CU_add_test(s, "strands: group and pool cancels drop what waits", test_strand_cancel);
+    CU_add_test(s, "strands: closed with their apr pool; bad uses refused; drained",
+                test_strand_lifetime);
 }
