@@ -38,8 +38,9 @@
  *
  * "pp spin=0" is parkpool whose workers sleep as soon as the queue is
  * empty (no spin phase), "pp timing" parkpool with cfg.timing on (the
- * price of the wait and run percentiles); neither is parkpool's figure
- * nor a peer in the ratio.
+ * price of the wait and run percentiles), "pp prio" parkpool with its
+ * submits spread over the three priorities (the price of mixed levels);
+ * none is parkpool's figure nor a peer in the ratio.
  *
  * Pools are driven through one small adapter (create, submit, destroy) and
  * the same tasks, which end by counting themselves done on a word that the
@@ -247,6 +248,17 @@ static void pp_submit1(void *pool, void *arg)
     pp_submit(pool, pp_task, arg);
 }
 
+/* Priorities in use: each submit (per producer thread) at the next of
+ * HIGH, NORMAL and LOW, so all three levels of the shared queue hold
+ * tasks and every take chooses among them. */
+static void pp_submit_prio(void *pool, void *arg)
+{
+    static _Thread_local unsigned next;
+    pp_task_t t = { .fn = pp_task, .arg = arg, .priority = (int)(next++ % 3) - 1 };
+
+    pp_submit_task(pool, &t, NULL, 0);
+}
+
 static void pp_destroy1(void *pool)
 {
     pp_pool_destroy(pool);
@@ -449,6 +461,7 @@ static const adapter adapters[] = {
     { "parkpool", 0, pp_create, pp_submit1, pp_destroy1 },
     { "pp spin=0", 0, pp_create_nospin, pp_submit1, pp_destroy1 },
     { "pp timing", 0, pp_create_timing, pp_submit1, pp_destroy1 },
+    { "pp prio", 0, pp_create, pp_submit_prio, pp_destroy1 },
     { "apr_tp", 1, atp_create, atp_submit, atp_destroy },
 #ifdef HAVE_GLIB
     { "glib", 1, glib_create, glib_submit, glib_destroy },
