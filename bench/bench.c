@@ -31,7 +31,8 @@
  * waited on. --quick divides the counts by 20 for a smoke run; --only
  * parkpool,libuv runs just those pools (the ratio needs parkpool and a
  * peer), --work W1,W6 just those workloads (STRAND: the strand table,
- * strands.c; MAIN: the main job, mainjob.c). The table goes to stdout, and as results.csv, results.json and plot.dat (for
+ * strands.c; TIMER: the timer lateness table, timers.c; MAIN: the main
+ * job, mainjob.c). The table goes to stdout, and as results.csv, results.json and plot.dat (for
  * bench/plot.gp, `make bench-plot`) into --out DIR. Speed is reported,
  * never asserted: these machines are shared and noisy; judge the ratios
  * of one run, not absolute figures across runs.
@@ -52,6 +53,7 @@
 #include "parkpool/parkpool.h"
 #include "mainjob.h"
 #include "strands.h"
+#include "timers.h"
 
 #include <apr_atomic.h>
 #include <apr_general.h>
@@ -1091,7 +1093,8 @@ static int works_valid(const char *list)
         n = strcspn(list, ",");
         if ((n != 2 || list[0] != 'W' || list[1] < '1' || list[1] > '0' + NWORK)
             && (n != 4 || strncmp(list, "MAIN", 4) != 0)
-            && (n != 6 || strncmp(list, "STRAND", 6) != 0))
+            && (n != 6 || strncmp(list, "STRAND", 6) != 0)
+            && (n != 5 || strncmp(list, "TIMER", 5) != 0))
             return 0;
         if (!list[n])
             return 1;
@@ -1120,7 +1123,7 @@ static const row *first_of(const row *rows, int k)
 static void usage(void)
 {
     fprintf(stderr, "usage: pp_bench [--quick] [--reps N] [--timeout SECONDS] [--out DIR]\n"
-                    "                [--only POOL,POOL...] [--work W1,W6,STRAND,MAIN...]\n"
+                    "                [--only POOL,POOL...] [--work W1,W6,STRAND,TIMER,MAIN...]\n"
                     "--out: made if missing; default $XDG_CACHE_HOME/parkpool/bench, or\n"
                     "~/.cache/parkpool/bench\n");
     exit(2);
@@ -1194,10 +1197,12 @@ int main(int argc, char **argv)
 #endif
     printf("W4 is always a 4-worker pool; the limits do not depend on N.\n");
     fflush(stdout);
-    if (works && !any_pool_work(works)) {    /* --work MAIN or STRAND alone */
+    if (works && !any_pool_work(works)) {    /* --work MAIN, STRAND or TIMER alone */
         int rc = 0;
         if (listed(works, "STRAND"))
             rc = pp_bench_strands(pr.reps, pr.div > 1);
+        if (rc == 0 && listed(works, "TIMER"))
+            rc = pp_bench_timers(pr.reps, pr.div > 1);
         if (rc == 0 && listed(works, "MAIN"))
             rc = pp_bench_main_job(parkpool, pr.reps, pr.div > 1);
         apr_terminate();
@@ -1266,6 +1271,10 @@ int main(int argc, char **argv)
     }
     printf("written: %s/results.csv, results.json, plot.dat\n", out_dir);
     if ((!works || listed(works, "STRAND")) && pp_bench_strands(pr.reps, pr.div > 1) != 0) {
+        apr_terminate();
+        return 1;
+    }
+    if ((!works || listed(works, "TIMER")) && pp_bench_timers(pr.reps, pr.div > 1) != 0) {
         apr_terminate();
         return 1;
     }

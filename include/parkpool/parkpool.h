@@ -44,6 +44,7 @@ typedef struct pp_pool_t pp_pool_t;
 typedef struct pp_group_t pp_group_t;
 typedef struct pp_task_ctx_t pp_task_ctx_t;
 typedef struct pp_strand_t pp_strand_t;
+typedef struct pp_timer_t pp_timer_t;
 
 /**
  * A task body. A non-success return counts the task as failed.
@@ -209,6 +210,9 @@ typedef struct pp_stats_t {
     apr_uint64_t run_us_p50,  run_us_p90,  run_us_p99,  run_us_max;
     /* Since 0.2, too. */
     apr_uint64_t expired;          /* tasks dropped as PP_EEXPIRED (not_after) */
+    apr_uint64_t timers;           /* timers waiting for their time right now
+                                      (pp_schedule); each tick of a timer counts
+                                      as one task in the counts above */
 } pp_stats_t;
 
 /** pp_task_t.priority: the order in which the shared queue gives out
@@ -410,6 +414,67 @@ static APR_INLINE apr_status_t pp_submit_timed(pp_pool_t *pool, const pp_task_t 
     return pp_submit_timed_sized(pool, task, sizeof(pp_task_t), group, timeout);
 }
 #endif
+
+/**
+ * Run task after delay microseconds, then every period microseconds if
+ * period is non-zero, on the pool's workers like any submitted task (its
+ * priority, its name for the hooks; each run, a "tick", counts as one
+ * task in the stats, a failed run is reported and the timer goes on).
+ * A timer never runs twice at once: the next period is counted from the
+ * last one's due time once the run has ended, and a run that overran
+ * skips the ticks it missed (fixed rate, no catching up).
+ * One thread per pool, started with its first timer, sleeps to the
+ * earliest due time (a heap: O(log n) a timer); an idle pool with only
+ * future timers uses no CPU. A tick whose time came goes to the shared
+ * queue past queue_capacity (the timer thread never waits for room).
+ *
+ * The timer ends after its one run (period 0), when cancelled, when its
+ * group is cancelled, or at the pool's shutdown; task->release is called
+ * once then (not after each run). A shutdown (drain or cancel alike) and
+ * pp_group_cancel() drop the tick waiting for its time, and a periodic
+ * timer's next one: reported once as PP_ECANCELLED and counted as
+ * cancelled. A tick already queued when a drain begins still runs (a
+ * cancel drops it as it drops other tasks).
+ *
+ * group, if given, counts the timer as one pending task from this call
+ * until it ends, so pp_group_wait() returns once a one-shot timer ran or
+ * a periodic one was cancelled; the group's status is that of its runs.
+ *
+ * @param timer NULL, or where the timer's handle goes (before the first
+ *        run can start, so the task may read it). A handle taken must be
+ *        given back once with pp_timer_cancel(), even after the timer
+ *        ended (as POSIX's timer_delete()); without one, the timer's memory
+ *        goes when it ends. Handles die with the pool.
+ * @param task fn is required; not_after and strand must be 0 (a timer's
+ *        task may itself submit to a strand).
+ * @return APR_SUCCESS, APR_EINVAL (bad arguments, negative delay or
+ *         period), PP_ESHUTDOWN once the pool's shutdown began,
+ *         PP_ECANCELLED if the group's round was cancelled, APR_ENOMEM, or
+ *         why the timer thread could not start.
+ */
+PP_API apr_status_t pp_schedule_sized(pp_timer_t **timer, pp_pool_t *pool,
+                                      const pp_task_t *task, apr_size_t size,
+                                      apr_interval_time_t delay, apr_interval_time_t period,
+                                      pp_group_t *group);
+#ifndef PP_BUILDING
+static APR_INLINE apr_status_t pp_schedule(pp_timer_t **timer, pp_pool_t *pool,
+                                           const pp_task_t *task, apr_interval_time_t delay,
+                                           apr_interval_time_t period, pp_group_t *group)
+{
+    return pp_schedule_sized(timer, pool, task, sizeof(pp_task_t), delay, period, group);
+}
+#endif
+
+/**
+ * Stop a timer and give its handle back (it is invalid afterwards).
+ * @return APR_SUCCESS: no run is in progress and none will start (its
+ *         release has run, unless a shutdown or cancel already dropped
+ *         its tick); APR_EBUSY: a run is in progress (its time came: it is
+ *         queued or running, or the timer is ending): that run completes,
+ *         no further one follows, release is called after it;
+ *         APR_EINVAL for NULL.
+ */
+PP_API apr_status_t pp_timer_cancel(pp_timer_t *timer);
 
 /**
  * Stop the workers from starting tasks: those running finish, submits

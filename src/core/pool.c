@@ -107,6 +107,8 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
     if (rv == APR_SUCCESS && load32(&pool->nwaiting))
         pp__cond_broadcast(pool->not_full);    /* many slots may be free */
     pp__mutex_unlock(pool->lock);
+    if (rv == APR_SUCCESS)    /* and those waiting for their time */
+        rv = pp__timers_take_group(pool, g, out);
     return rv;
 }
 
@@ -237,6 +239,7 @@ apr_status_t pp_pool_shutdown(pp_pool_t *pool, int how,
     if (load32(&pool->nwaiting))
         pp__cond_broadcast(pool->not_full);
     pp__mutex_unlock(pool->lock);
+    pp__timers_close(pool, deadline);    /* drain or cancel: no tick more */
 
     if (how == PP_CANCEL) {
         drop_until(pool, &dropped, deadline);
@@ -364,12 +367,14 @@ void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *caller, apr_size_t size)
     cancelled = pp__counter_read(&pool->cancelled);
     expired = pp__counter_read(&pool->expired);
     out->submitted = pp__counter_read(&pool->submitted)
-                     + pp__counter_read(&pool->strand_submitted);
+                     + pp__counter_read(&pool->strand_submitted)
+                     + pp__counter_read(&pool->timer_submitted);
     for (i = 0; i < nused(pool); i++)
         out->submitted += pp__counter_read(&worker_at(pool, i)->submitted);
     out->unparks = pp__counter_read(&pool->unparks);
     out->cancelled = cancelled;
     out->expired = expired;
+    out->timers = pp__timers_waiting(pool);
     out->running = started - out->completed - out->failed;
     out->queued = out->submitted - started - cancelled - expired;
     out->threads = load32(&pool->nlive);
@@ -465,6 +470,7 @@ static void pool_free(pp_pool_t *pool)
 {
     apr_uint32_t i;
 
+    pp__timers_free(pool);
     for (i = 0; pool->slots && i < nused(pool); i++) {
         pp__worker_t *w = worker_at(pool, i);
         if (w->joinable && !forked(pool))
@@ -526,18 +532,24 @@ void pp_pool_destroy(pp_pool_t *pool)
     pool_close(pool);
 }
 
-/* "<prefix>-<i>", cutting the prefix rather than the index when the OS
- * limit is short: names that differ only in a lost suffix help nobody. */
+/* "<prefix><suffix>", cutting the prefix rather than the suffix when the
+ * OS limit is short: names that differ only in a lost suffix help nobody. */
+const char *pp__thread_label(apr_pool_t *p, const char *prefix, const char *suffix)
+{
+    apr_size_t max = pp__thread_name_max(), n = strlen(suffix), keep = strlen(prefix);
+
+    if (keep + n > max)
+        keep = max > n ? max - n : 0;
+    return apr_pstrcat(p, apr_pstrndup(p, prefix, keep), suffix, NULL);
+}
+
+/* "<prefix>-<i>". */
 static const char *worker_name(apr_pool_t *p, const char *prefix, apr_uint32_t i)
 {
     char suffix[16];
-    apr_size_t max = pp__thread_name_max(), keep;
-    int n = apr_snprintf(suffix, sizeof(suffix), "-%u", i);
 
-    keep = strlen(prefix);
-    if (keep + (apr_size_t)n > max)
-        keep = max > (apr_size_t)n ? max - (apr_size_t)n : 0;
-    return apr_pstrcat(p, apr_pstrndup(p, prefix, keep), suffix, NULL);
+    apr_snprintf(suffix, sizeof(suffix), "-%u", i);
+    return pp__thread_label(p, prefix, suffix);
 }
 
 static apr_status_t start_workers(pp_pool_t *pool)

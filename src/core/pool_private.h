@@ -27,6 +27,10 @@
 #define PP__DEFAULT_PREFIX "pp-worker"
 #define PP__DEFAULT_IDLE   (10 * APR_USEC_PER_SEC)
 
+/** "<prefix><suffix>" from p, the prefix cut so that the whole fits the
+ *  OS's thread names (pool.c). */
+const char *pp__thread_label(apr_pool_t *p, const char *prefix, const char *suffix);
+
 /** Check cfg and replace its "0 = default" values by the real ones. */
 apr_status_t pp__config_resolve(pp_config_t *cfg);
 

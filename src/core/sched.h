@@ -16,6 +16,7 @@
 #include "histo.h"
 #include "prioq.h"
 #include "strand.h"
+#include "timer.h"
 #include "os/fork.h"
 #include "os/sync.h"
 #include "park/park.h"
@@ -149,6 +150,10 @@ struct pp_pool_t {
     pp__counter_t queued_peak;      /* the global queue's longest */
     pp__counter_t cancelled, expired;   /* added to by any thread (shared) */
     pp__counter_t strand_submitted;     /* likewise: tasks queued on strands */
+    pp__counter_t timer_submitted;      /* likewise: timer ticks (timer.c) */
+    /* The timers (timer.c), made by the first pp_schedule() under the
+     * lock; read without it by acquire. */
+    _Atomic(pp__timers_t *) timers;
 
     /* Strands (strand.c): the list and the records to reuse are under the
      * queue lock; each strand's queue and flags under strand_lock, which

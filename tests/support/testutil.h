@@ -122,5 +122,6 @@ void t_register_edges(void);
 void t_register_nested(void);
 void t_register_service(void);
 void t_register_order(void);
+void t_register_timer(void);
 
 #endif

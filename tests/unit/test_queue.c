@@ -6,6 +6,9 @@
 #include "core/fault.h"
 #include "core/prioq.h"
 #include "core/queue.h"
+#include "core/theap.h"
+
+#include <stdlib.h>
 
 static pp__entry_t entry(apr_uintptr_t i, pp_group_t *g)
 {
@@ -271,11 +274,64 @@ static void test_prioq_group_move_unpush(void)
     pp__queue_destroy(&out);
 }
 
+
+/* The timers' heap against a plain scan: random pushes (many equal due
+ * times among them) and removals from anywhere; the top is always the
+ * earliest, ties first in first out, and every node knows its index. */
+#define HEAP_NODES 2000
+
+static void test_theap_against_scan(void)
+{
+    pp__theap_t h;
+    pp__theap_node_t *node = calloc(HEAP_NODES, sizeof(*node));
+    char *in = calloc(HEAP_NODES, 1);
+    apr_uint32_t i, k, seed = 7, count = 0, bad = 0, order = 0;
+
+    memset(&h, 0, sizeof(h));
+    for (k = 0; k < 20000; k++) {
+        apr_uint32_t j, best = HEAP_NODES;
+        seed = seed * 1103515245u + 12345u;
+        i = (seed >> 8) % HEAP_NODES;
+        if (!in[i]) {
+            node[i].due = (seed >> 20) % 64;    /* ties on purpose */
+            T_OK(pp__theap_push(&h, &node[i]));
+            in[i] = 1;
+            count++;
+        }
+        else if ((seed >> 4) & 1) {
+            pp__theap_remove(&h, &node[i]);    /* from anywhere */
+            in[i] = 0;
+            count--;
+        }
+        else if (h.n > 0) {
+            pp__theap_node_t *top = pp__theap_top(&h);
+            for (j = 0; j < HEAP_NODES; j++)
+                if (in[j] && (best == HEAP_NODES || node[j].due < node[best].due
+                              || (node[j].due == node[best].due && node[j].seq < node[best].seq)))
+                    best = j;
+            order += top != &node[best];
+            pp__theap_remove(&h, top);
+            in[top - node] = 0;
+            count--;
+        }
+        for (j = 0; j < h.n; j++)
+            bad += h.v[j]->at != j;
+        T_EQ_FATAL(h.n, count);
+    }
+    T_EQ(order, 0);
+    T_EQ(bad, 0);
+    pp__theap_destroy(&h);
+    free(node);
+    free(in);
+}
+
 void t_register_queue(void)
 {
     CU_pSuite s = CU_add_suite("queue", NULL, NULL);
 
     CU_add_test(s, "FIFO across wrap and growth", test_queue_fifo_across_growth);
+    CU_add_test(s, "timer heap: earliest first, ties in order, removal anywhere",
+                test_theap_against_scan);
     CU_add_test(s, "take a group's entries, keep order", test_queue_take_group);
     CU_add_test(s, "failed growth keeps the contents", test_queue_grow_failure_keeps_contents);
     CU_add_test(s, "a burst's ring is freed when it empties", test_queue_shrinks_after_a_burst);
