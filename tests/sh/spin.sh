@@ -5,7 +5,10 @@
 # no worker left asleep after a drain) and its mutants (sleepwake_naive.pml,
 # NO_NESTED_WAKE, STEAL_REORDER and NO_LEAVE_WAKE) must be rejected, which shows that the
 # check can bite; with ELASTIC it checks workers that start on demand and
-# retire (and rejects RETIRE_WHEN_POPPED and SPLIT_AVAIL). PP_SPIN_FULL=1
+# retire (and rejects RETIRE_WHEN_POPPED and SPLIT_AVAIL). models/timer.pml
+# checks the timer thread's timed sleep against inserters, a canceller and
+# a shutdown (no timer waits past its time, the thread leaves on shutdown)
+# and rejects NO_TOP_UNPARK, LOSSY_PARK and NO_CLOSE_UNPARK. PP_SPIN_FULL=1
 # adds the largest configurations (about a minute and a half and 3 GB
 # each; .ci/run sets it).
 set -u
@@ -82,6 +85,21 @@ check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0 -DNO_LEAVE_
 # a waker can see half done.
 check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DRETIRE_WHEN_POPPED -DNO_DRAIN
 check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DSPLIT_AVAIL -DNO_DRAIN
+
+# The timer thread: N timers inserted at any time with any due time up to
+# MAXT, with a canceller, with a shutdown.
+check timer.pml verified -DN=2 -DMAXT=3
+check timer.pml verified -DN=2 -DMAXT=3 -DCANCEL
+check timer.pml verified -DN=2 -DMAXT=3 -DCLOSE
+if [ "${PP_SPIN_FULL:-0}" = 1 ]; then
+    check timer.pml verified -DN=3 -DMAXT=3
+    check timer.pml verified -DN=3 -DMAXT=2 -DCANCEL
+fi
+# An inserter that does not wake the thread for an earlier timer; a parker
+# that loses an unpark sent before the park; a shutdown that does not wake.
+check timer.pml rejected -DN=2 -DMAXT=2 -DNO_TOP_UNPARK
+check timer.pml rejected -DN=1 -DMAXT=2 -DLOSSY_PARK
+check timer.pml rejected -DN=1 -DMAXT=1 -DCLOSE -DNO_CLOSE_UNPARK
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
