@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# Helpers of the shell tests (tests/sh/cli.sh, examples/service/unix/test.sh,
-# examples/service/win32/test.sh): PASS/FAIL lines, counts, and waiting for a log.
+# Helpers of the shell tests (tests/sh/cli.sh, tests/sh/daemon.sh,
+# tests/sh/ppservice_wine.sh): PASS/FAIL lines, counts, and waiting for a log.
 # Source it, then end with `summary`.
 passed=0
 failed=0

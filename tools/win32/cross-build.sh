@@ -17,7 +17,7 @@
 #    backend), builds the DLL, the static library, parkpool.exe, the
 #    bundled plugins as DLLs, the test plugins, pp_unit.exe and pp_api.exe,
 # 5. runs pp_unit.exe and pp_api.exe (every suite), tests/sh/cli.sh, run.sh,
-#    hash.sh and examples/service/win32/test.sh
+#    hash.sh and tests/sh/ppservice_wine.sh
 #    (the service example under wine's service manager) under wine, and
 #    fails unless every test passed.
 #
@@ -196,7 +196,7 @@ make -s -j"$jobs" check TESTS= >/dev/null
 make -s install >/dev/null
 for f in .libs/libparkpool-4.dll .libs/libparkpool.a .libs/libparkpool.dll.a parkpool.exe \
          plugins/.libs/hash.dll plugins/.libs/exec.dll plugins/.libs/demo.dll \
-         tests/plugins/.libs/tp_good.dll examples/service/win32/.libs/ppservice.exe; do
+         tests/plugins/.libs/tp_good.dll .libs/ppservice.exe; do
     [ -f "$f" ] || { echo "win32: $f was not built" >&2; exit 1; }
 done
 
@@ -231,8 +231,8 @@ for t in cli run hash; do
     grep -v '^PASS' "$t.log"
 done
 
-say "examples/service/win32/test.sh: the service under wine's service manager"
-sh "$top/examples/service/win32/test.sh" "$work/parkpool" "$prefix" > service.log 2>&1 || {
+say "tests/sh/ppservice_wine.sh: the service under wine's service manager"
+sh "$top/tests/sh/ppservice_wine.sh" "$work/parkpool" "$prefix" > service.log 2>&1 || {
     cat service.log >&2; echo "win32: service tests failed under wine" >&2; exit 1; }
 grep -v '^PASS' service.log
 say "all Windows tests passed"

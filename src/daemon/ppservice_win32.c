@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ppservice: parkpool embedded in a Windows service, serving the same task
- * loop as the Unix daemon (examples/service/svc.h).
+ * loop as the Unix daemon (src/daemon/svc.h).
  *
  *   ppservice service [OPTIONS]     what the service manager starts
  *   ppservice console [OPTIONS]     the same in a console; Ctrl-C stops it
  *   ppservice --send ADDRESS        the client: lines from stdin
  *
- *   OPTIONS: -l tcp:HOST:PORT  -P DIR  -j N  -o FILE  -t SECONDS  -L LOGFILE
+ *   OPTIONS: -l tcp:HOST:PORT  -A TYPES  -P DIR  -j N  -o FILE  -t SECONDS  -L LOGFILE
+ *
+ * -A (--allow) as parkpoold's: the task types clients may run (default:
+ * every type but exec.*); a listener off loopback needs it.
  *
  * Install with the service manager's own tool, for example
  *   sc create parkpool binPath= "C:\parkpool\ppservice.exe service -l tcp:127.0.0.1:7070
@@ -66,15 +69,19 @@ static int parse_options(host_options *o, int argc, const char *const *argv, apr
     static const apr_getopt_option_t opts[] = {
         { "listen", 'l', 1, "" }, { "plugin-dir", 'P', 1, "" }, { "jobs", 'j', 1, "" },
         { "output", 'o', 1, "" }, { "timeout", 't', 1, "" }, { "log", 'L', 1, "" },
-        { NULL, 0, 0, NULL }
+        { "allow", 'A', 1, "" }, { NULL, 0, 0, NULL }
     };
     apr_getopt_t *os;
+    svc_allow_t *allow;
     const char *optval;
     char *end;
     int opt;
     apr_status_t rv;
 
     memset(o, 0, sizeof(*o));
+    if (svc_allow_create(&allow, p) != APR_SUCCESS)
+        return -1;
+    o->cfg.allow = allow;
     o->cfg.listen = "tcp:127.0.0.1:7070";
     o->cfg.plugin_dir = "plugins";
     o->cfg.log = log_line;
@@ -87,6 +94,10 @@ static int parse_options(host_options *o, int argc, const char *const *argv, apr
         case 'P': o->cfg.plugin_dir = optval; break;
         case 'o': o->cfg.output = optval; break;
         case 'L': o->log_path = optval; break;
+        case 'A':
+            if (svc_allow_add(allow, optval) != APR_SUCCESS)
+                return -1;
+            break;
         case 'j':
             o->cfg.threads = (apr_uint32_t)strtoul(optval, &end, 10);
             if (end == optval || *end || o->cfg.threads < 1 || o->cfg.threads > 4096)
@@ -290,8 +301,8 @@ static int run_service(void)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ppservice service|console [-l tcp:HOST:PORT] [-P DIR] [-j N] [-o FILE]\n"
-               "                 [-t SECONDS] [-L LOGFILE]\n"
+    fprintf(f, "usage: ppservice service|console [-l tcp:HOST:PORT] [-A TYPES] [-P DIR] [-j N]\n"
+               "                 [-o FILE] [-t SECONDS] [-L LOGFILE]\n"
                "       ppservice --send ADDRESS < lines\n");
 }
 

@@ -7,7 +7,7 @@
 # code 1); and console mode stopped by Ctrl-C, which wine delivers from
 # SIGINT. Run by tools/win32/cross-build.sh with WINEPREFIX set:
 #
-#   examples/service/win32/test.sh BUILD-DIR PREFIX
+#   tests/sh/ppservice_wine.sh BUILD-DIR PREFIX
 set -u
 build=$1
 prefix=$2
@@ -27,7 +27,7 @@ field() { wine sc query parkpool 2>/dev/null | tr -d '\r' | sed -n "s/.*$1 *: *\
 
 # A service finds its DLLs beside its program, as on a real installation.
 mkdir -p "$work/svc/plugins"
-cp "$build/examples/service/win32/.libs/ppservice.exe" "$build"/.libs/libparkpool-*.dll "$prefix"/bin/*.dll \
+cp "$build/.libs/ppservice.exe" "$build"/.libs/libparkpool-*.dll "$prefix"/bin/*.dll \
     "$work/svc/"
 cp "$build"/plugins/.libs/*.dll "$work/svc/plugins/"
 dir=$(winepath -w "$work/svc")

@@ -14,6 +14,7 @@
  * the registry itself (its names, a few KiB) stays until the end.
  */
 #include "svc.h"
+#include "listen.h"
 
 #include <apr_atomic.h>
 #include <apr_file_io.h>
@@ -42,8 +43,8 @@ struct svc_t {
     apr_pool_t         *regs_p;     /* every registry, oldest first */
     pp_registry_t      *reg;        /* the current one; the loop's thread only */
     pp_pool_t          *pool;
+    const svc_allow_t  *allow;
     apr_socket_t       *listener;
-    apr_sockaddr_t     *addr;
     const char         *unix_path;  /* removed when the service stops */
     apr_pollset_t      *ps;
     apr_uint32_t        nclients;
@@ -167,49 +168,6 @@ static void do_reload(svc_t *svc)
 
 /* ------------------------------------------------------------ sockets */
 
-static apr_status_t parse_address(apr_sockaddr_t **sa, const char **unix_path,
-                                  const char *address, apr_pool_t *p)
-{
-    char *host, *scope;
-    apr_port_t port;
-    apr_status_t rv;
-
-    *unix_path = NULL;
-    if (!strncmp(address, "unix:", 5) && address[5]) {
-        *unix_path = address + 5;
-        return apr_sockaddr_info_get(sa, address + 5, APR_UNIX, 0, 0, p);
-    }
-    if (strncmp(address, "tcp:", 4) != 0)
-        return APR_EINVAL;
-    rv = apr_parse_addr_port(&host, &scope, &port, address + 4, p);
-    if (rv != APR_SUCCESS)
-        return rv;
-    if (!host || !port)
-        return APR_EINVAL;
-    return apr_sockaddr_info_get(sa, host, APR_UNSPEC, port, 0, p);
-}
-
-static apr_status_t make_listener(svc_t *svc)
-{
-    apr_status_t rv;
-
-    rv = parse_address(&svc->addr, &svc->unix_path, svc->cfg.listen, svc->p);
-    if (rv != APR_SUCCESS)
-        return rv;
-    if (svc->unix_path)
-        apr_file_remove(svc->unix_path, svc->p);    /* a stale socket of an earlier run */
-    rv = apr_socket_create(&svc->listener, svc->addr->family, SOCK_STREAM,
-                           svc->unix_path ? 0 : APR_PROTO_TCP, svc->p);
-    if (rv != APR_SUCCESS)
-        return rv;
-    if (!svc->unix_path)
-        apr_socket_opt_set(svc->listener, APR_SO_REUSEADDR, 1);
-    rv = apr_socket_bind(svc->listener, svc->addr);
-    if (rv == APR_SUCCESS)
-        rv = apr_socket_listen(svc->listener, MAX_CLIENTS);
-    return rv;
-}
-
 static void reply(client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void reply(client *c, const char *fmt, ...)
@@ -291,6 +249,11 @@ static void handle_line(svc_t *svc, client *c, char *line, apr_size_t len)
         reply(c, "error: expected 'TYPE ARG', got '%s'", type);
         return;
     }
+    if (!svc_allow_permits(svc->allow, type)) {
+        svc->refused++;
+        reply(c, "error: task type '%s' is not allowed here (parkpoold --allow)", type);
+        return;
+    }
     rv = pp_submit_named(svc->pool, svc->reg, type, arg, NULL);
     if (rv == APR_SUCCESS) {
         reply(c, "ok %" APR_UINT64_T_FMT, ++svc->accepted);
@@ -340,15 +303,23 @@ apr_status_t svc_create(svc_t **out, const svc_config_t *cfg, apr_pool_t *parent
 {
     svc_t *svc;
     pp_config_t pcfg;
+    svc_listen_opts_t lo;
+    svc_allow_t *allow;
     apr_pollfd_t pfd;
     apr_status_t rv;
-    char msg[256];
+    char msg[256], why[768];
 
     if (!out || !cfg || !cfg->listen || !cfg->plugin_dir || !parent)
         return APR_EINVAL;
     svc = apr_pcalloc(parent, sizeof(*svc));
     svc->p = parent;
     svc->cfg = *cfg;
+    if (cfg->allow)
+        svc->allow = cfg->allow;
+    else if ((rv = svc_allow_create(&allow, parent)) == APR_SUCCESS)
+        svc->allow = allow;
+    else
+        return rv;
     /* Before the pool's own pool: see the top of this file. */
     apr_pool_create(&svc->regs_p, parent);
     rv = load_registry(svc, &svc->reg);
@@ -384,9 +355,18 @@ apr_status_t svc_create(svc_t **out, const svc_config_t *cfg, apr_pool_t *parent
         return rv;
     }
 
-    rv = make_listener(svc);
-    if (rv == APR_SUCCESS)
-        rv = apr_pollset_create(&svc->ps, MAX_CLIENTS + 1, parent, APR_POLLSET_WAKEABLE);
+    lo.address = cfg->listen;
+    lo.mode = cfg->socket_mode ? cfg->socket_mode : -1;
+    lo.group = cfg->socket_group;
+    lo.public_ok = svc_allow_explicit(svc->allow);
+    rv = svc_listen_open(&svc->listener, &svc->unix_path, &lo, MAX_CLIENTS, why, sizeof(why),
+                         parent);
+    if (rv != APR_SUCCESS) {
+        svc_log(svc, PP_LOG_ERROR, "%s", why);
+        pp_pool_shutdown(svc->pool, PP_CANCEL, -1);
+        return rv;
+    }
+    rv = apr_pollset_create(&svc->ps, MAX_CLIENTS + 1, parent, APR_POLLSET_WAKEABLE);
     if (rv == APR_SUCCESS) {
         memset(&pfd, 0, sizeof(pfd));
         pfd.p = parent;
@@ -398,10 +378,14 @@ apr_status_t svc_create(svc_t **out, const svc_config_t *cfg, apr_pool_t *parent
     if (rv != APR_SUCCESS) {
         svc_log(svc, PP_LOG_ERROR, "cannot listen on %s: %s", cfg->listen,
                 pp_strerror(rv, msg, sizeof(msg)));
+        apr_socket_close(svc->listener);
+        if (svc->unix_path)
+            apr_file_remove(svc->unix_path, parent);
         pp_pool_shutdown(svc->pool, PP_CANCEL, -1);
         return rv;
     }
-    svc_log(svc, PP_LOG_INFO, "listening on %s", cfg->listen);
+    svc_log(svc, PP_LOG_INFO, "listening on %s; task types allowed: %s", cfg->listen,
+            svc_allow_describe(svc->allow, parent));
     *out = svc;
     return APR_SUCCESS;
 }
@@ -525,7 +509,7 @@ apr_status_t svc_send(const char *address, FILE *in, FILE *out, apr_pool_t *p)
     char *line = apr_palloc(p, MAX_LINE + 2), answer[1024];
     apr_status_t rv, result = APR_SUCCESS;
 
-    rv = parse_address(&sa, &unix_path, address, p);
+    rv = svc_address_parse(&sa, &unix_path, address, p);
     if (rv == APR_SUCCESS)
         rv = apr_socket_create(&s, sa->family, SOCK_STREAM, unix_path ? 0 : APR_PROTO_TCP, p);
     if (rv == APR_SUCCESS)

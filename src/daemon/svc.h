@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The task loop that both service examples run: the Unix daemon
- * (examples/service/unix/parkpoold.c) and the Windows service host
- * (examples/service/win32/ppservice.c). Only the host differs: how it is started,
+ * The task loop that both service hosts run: the Unix daemon
+ * (src/daemon/parkpoold.c) and the Windows service host
+ * (src/daemon/ppservice_win32.c). Only the host differs: how it is started,
  * how it is told to stop, where the log goes.
  *
- * Clients connect to a stream socket ("unix:PATH" or "tcp:HOST:PORT") and
- * send "TYPE ARG" lines; each line is answered "ok N" once the task is
- * queued (N counts accepted tasks from 1) or "error: WHY". Blank lines and
- * lines starting with '#' get no answer. A task's result lines go to the
- * output file; its failure goes to the log.
+ * Clients connect to a stream socket (listen.h's addresses) and send
+ * "TYPE ARG" lines; each line is answered "ok N" once the task is queued
+ * (N counts accepted tasks from 1) or "error: WHY". Blank lines and lines
+ * starting with '#' get no answer. Only the task types the allow-list
+ * permits run (allow.h: by default every type but exec.*). A task's result
+ * lines go to the output file; its failure goes to the log.
  */
 #ifndef PP_SVC_H
 #define PP_SVC_H
 
 #include "parkpool/parkpool.h"
 #include "parkpool/plugin.h"
+#include "allow.h"
 
 #include <apr_pools.h>
 #include <stdio.h>
@@ -23,7 +25,12 @@
 typedef struct svc_t svc_t;
 
 typedef struct svc_config_t {
-    const char  *listen;       /**< "unix:PATH" or "tcp:HOST:PORT" */
+    const char  *listen;       /**< an address (listen.h) */
+    /** The task types clients may run; NULL: the default rule (allow.h).
+     *  An explicit list also lets TCP listen off loopback. */
+    const svc_allow_t *allow;
+    int          socket_mode;  /**< a Unix socket's mode bits; 0: listen.h's default */
+    const char  *socket_group; /**< a Unix socket's group; NULL: the service's */
     const char  *plugin_dir;   /**< folder of plugins, reloaded by svc_reload() */
     const char  *output;       /**< file the result lines are appended to; NULL = the log */
     apr_uint32_t threads;      /**< workers; 0 = online CPUs */

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * parkpoold: parkpool embedded in a Unix daemon (see svc.h for what it
- * serves). It runs in the foreground, as systemd and other supervisors
- * want (parkpoold.service beside this file).
+ * parkpoold: the parkpool task service, a Unix daemon (see svc.h for
+ * what it serves, parkpoold(8) for how to run it). It runs in the
+ * foreground, as systemd and other supervisors want (parkpoold.service.in
+ * beside this file).
  *
- *   parkpoold [-l ADDRESS] [-P DIR] [-j N] [-o FILE] [-t SECONDS] [-s]
+ *   parkpoold [-l ADDRESS] [-A TYPES] [-P DIR] [-j N] [-o FILE] [-t SECONDS] [-s]
+ *             [--socket-mode MODE] [--socket-group GROUP]
  *   parkpoold --send ADDRESS < lines        (the client)
  *
  * Signals belong to the program, never to the library: SIGTERM and SIGINT
@@ -14,10 +16,13 @@
  * sigwait, so what they do runs as ordinary code.
  */
 #include "svc.h"
+#include "allow.h"
 #include "os/sigwatch.h"
 #include "pp_paths.h"    /* PP_PLUGIN_DIR, PP_RUNSTATE_DIR: this build's install paths */
 
 #include <apr_general.h>
+#include <apr_file_info.h>
+#include <apr_file_io.h>
 #include <apr_getopt.h>
 #include <apr_strings.h>
 
@@ -26,7 +31,8 @@
 #include <string.h>
 #include <syslog.h>
 
-#define PPD_DEFAULT_LISTEN "unix:" PP_RUNSTATE_DIR "/parkpoold/parkpoold.sock"
+#define PPD_RUN_DIR PP_RUNSTATE_DIR "/parkpoold"
+#define PPD_SOCKET_NAME "parkpoold.sock"
 #define PPD_PLUGIN_DIR PP_PLUGIN_DIR
 
 static int use_syslog;
@@ -59,17 +65,41 @@ static void on_signal(int sig, void *baton)
     }
 }
 
+/* The socket when -l is not given: in systemd's RuntimeDirectory= when
+ * systemd started us, else in PP_RUNSTATE_DIR/parkpoold, made if missing
+ * (its parent must exist: a runstatedir that is not there is a wrong
+ * prefix, not something to create). */
+static const char *default_socket(apr_pool_t *p)
+{
+    const char *rt = getenv("RUNTIME_DIRECTORY");
+
+    if (rt && *rt) {
+        const char *colon = strchr(rt, ':');    /* several folders: the first */
+        return apr_pstrcat(p, colon ? apr_pstrndup(p, rt, (apr_size_t)(colon - rt)) : rt,
+                           "/" PPD_SOCKET_NAME, NULL);
+    }
+    apr_dir_make(PPD_RUN_DIR, APR_FPROT_OS_DEFAULT & ~(APR_FPROT_GWRITE | APR_FPROT_WWRITE), p);
+    return PPD_RUN_DIR "/" PPD_SOCKET_NAME;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: parkpoold [-l ADDRESS] [-P DIR] [-j N] [-o FILE] [-t SECONDS] [-s]\n"
+    fprintf(f, "usage: parkpoold [-l ADDRESS] [-A TYPES] [-P DIR] [-j N] [-o FILE] [-t SECONDS] [-s]\n"
+               "                 [--socket-mode MODE] [--socket-group GROUP]\n"
                "       parkpoold --send ADDRESS < lines\n"
-               "  -l, --listen ADDRESS   unix:PATH or tcp:HOST:PORT (default %s)\n"
+               "  -l, --listen ADDRESS   unix:PATH, a PATH with a '/', tcp:PORT (127.0.0.1) or\n"
+               "                         tcp:HOST:PORT (default: %s/%s)\n"
+               "  -A, --allow TYPES      the task types clients may run, comma-separated names or\n"
+               "                         globs (default: every type but exec.*); needed to listen\n"
+               "                         on TCP off loopback\n"
+               "      --socket-mode MODE a Unix socket's mode, octal (default 0600, 0660 with a group)\n"
+               "      --socket-group GROUP  a Unix socket's group\n"
                "  -P, --plugin-dir DIR   plugin folder, reloaded on SIGHUP (default %s)\n"
                "  -j, --jobs N           workers (default: one per CPU)\n"
                "  -o, --output FILE      append result lines to FILE (default: the log)\n"
                "  -t, --timeout SECONDS  drain limit on SIGTERM (default 30)\n"
                "  -s, --syslog           log to syslog (default: stderr)\n",
-            PPD_DEFAULT_LISTEN, PPD_PLUGIN_DIR);
+            PPD_RUN_DIR, PPD_SOCKET_NAME, PPD_PLUGIN_DIR);
 }
 
 int main(int argc, const char *const *argv)
@@ -77,17 +107,19 @@ int main(int argc, const char *const *argv)
     static const apr_getopt_option_t opts[] = {
         { "listen", 'l', 1, "" }, { "plugin-dir", 'P', 1, "" }, { "jobs", 'j', 1, "" },
         { "output", 'o', 1, "" }, { "timeout", 't', 1, "" }, { "syslog", 's', 0, "" },
-        { "send", 'S', 1, "" }, { "help", 'h', 0, "" }, { NULL, 0, 0, NULL }
+        { "send", 'S', 1, "" }, { "help", 'h', 0, "" }, { "allow", 'A', 1, "" },
+        { "socket-mode", 'M', 1, "" }, { "socket-group", 'G', 1, "" }, { NULL, 0, 0, NULL }
     };
     apr_pool_t *p;
     apr_getopt_t *os;
     svc_config_t cfg;
     svc_counts_t counts;
     svc_t *svc;
+    svc_allow_t *allow;
     static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
     sigset_t set;
     const char *optval, *send_to = NULL;
-    long timeout = 30;
+    long timeout = 30, mode;
     char *end, msg[256];
     int opt, rc;
     apr_status_t rv;
@@ -96,9 +128,10 @@ int main(int argc, const char *const *argv)
         return 2;
     apr_pool_create(&p, NULL);
     memset(&cfg, 0, sizeof(cfg));
-    cfg.listen = PPD_DEFAULT_LISTEN;
     cfg.plugin_dir = PPD_PLUGIN_DIR;
     cfg.log = log_line;
+    svc_allow_create(&allow, p);
+    cfg.allow = allow;
     apr_getopt_init(&os, p, argc, argv);
     os->errfn = NULL;
     while ((rv = apr_getopt_long(os, opts, &opt, &optval)) == APR_SUCCESS) {
@@ -108,6 +141,23 @@ int main(int argc, const char *const *argv)
         case 'o': cfg.output = optval; break;
         case 's': use_syslog = 1; break;
         case 'S': send_to = optval; break;
+        case 'G': cfg.socket_group = optval; break;
+        case 'A':
+            if (svc_allow_add(allow, optval) != APR_SUCCESS) {
+                fprintf(stderr, "parkpoold: --allow takes task types or globs separated by "
+                        "commas, not '%s'\n", optval);
+                return 2;
+            }
+            break;
+        case 'M':
+            mode = strtol(optval, &end, 8);
+            if (end == optval || *end || mode < 1 || mode > 0777) {
+                fprintf(stderr, "parkpoold: --socket-mode takes an octal mode from 1 to 0777, "
+                        "not '%s'\n", optval);
+                return 2;
+            }
+            cfg.socket_mode = (int)mode;
+            break;
         case 'j':
             cfg.threads = (apr_uint32_t)strtoul(optval, &end, 10);
             if (end == optval || *end || cfg.threads < 1 || cfg.threads > 4096) {
@@ -138,6 +188,8 @@ int main(int argc, const char *const *argv)
         return rv == APR_SUCCESS ? 0 : 1;
     }
 
+    if (!cfg.listen)
+        cfg.listen = default_socket(p);
     if (use_syslog)
         openlog("parkpoold", LOG_PID, LOG_DAEMON);
     /* Blocked before any thread exists, so every thread inherits it. */

@@ -1,0 +1,204 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# parkpoold end to end: what it refuses to do by default (exec.* types,
+# public TCP, replacing a file that is not a stale socket, taking a live
+# daemon's socket), the socket's mode and group, then tasks in, SIGHUP
+# reload, SIGTERM with work queued (every accepted task ran, clean exit),
+# a drain that runs out of time, and SIGINT.
+set -u
+top_builddir=${top_builddir:-.}
+ppd="$top_builddir/parkpoold"
+work=$(mktemp -d) || exit 1
+pid=""
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"' EXIT INT TERM
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/support/testlib.sh"
+
+mkdir "$work/plugins"
+cp "$top_builddir/plugins/.libs/demo.so" "$work/plugins/"
+sockpath="$work/ppd.sock"
+sock="unix:$sockpath"
+
+# --- what it will not do
+# A start that must fail: exit 2 with PATTERN in the log (within 15 s).
+refused() {   # LABEL PATTERN ARGS...
+    label=$1 pattern=$2
+    shift 2
+    "$ppd" -P "$work/plugins" "$@" > /dev/null 2> "$work/log.refused" &
+    _p=$!
+    _i=0
+    while kill -0 $_p 2>/dev/null && [ $_i -lt 150 ]; do sleep 0.1; _i=$((_i + 1)); done
+    if kill -0 $_p 2>/dev/null; then
+        kill -9 $_p; wait $_p 2>/dev/null
+        bad "$label: still running"
+        return
+    fi
+    wait $_p
+    _rc=$?
+    if [ $_rc -eq 2 ] && grep -q "$pattern" "$work/log.refused"; then ok "$label"
+    else bad "$label: exit $_rc, log: $(cat "$work/log.refused")"; fi
+}
+echo "not a socket" > "$sockpath"
+refused "a file that is not a socket is not replaced" "exists and is not a socket" -l "$sock"
+check "... and is left as it was" "$(cat "$sockpath")" "not a socket"
+rm -f "$sockpath"
+refused "a public TCP address without --allow is refused" "refusing to listen on tcp:0.0.0.0:" \
+    -l "tcp:0.0.0.0:$((20000 + $$ % 20000))"
+refused "an address that is neither unix:, tcp: nor a path" "is not an address" -l "ppd.sock"
+refused "a socket mode on TCP" "are for Unix sockets" -l "tcp:$((20000 + $$ % 20000))" --socket-mode 0660
+"$ppd" --allow 'exec.sh,,hash.*' -l "$sock" 2> "$work/log.refused"
+check "an empty --allow pattern is a usage error" "$?" 2
+"$ppd" --socket-mode 0999 -l "$sock" 2> "$work/log.refused"
+check "a mode that is not octal is a usage error" "$?" 2
+ls "$work" | grep -q '^\.parkpoold-' && bad "a private socket folder was left behind" \
+    || ok "no private socket folder left behind"
+
+"$ppd" -l "$sockpath" -P "$work/plugins" -j 2 -o "$work/out" -t 20 2> "$work/log" &
+pid=$!
+wait_for "$work/log" "ready" && ok "daemon starts and listens on a plain path" \
+    || bad "daemon did not start: $(cat "$work/log")"
+check "the socket is 0600 by default" "$(stat -c %a "$sockpath")" 600
+grep -q "task types allowed: every type but exec" "$work/log" && ok "the allowed types are logged" \
+    || bad "allowed types not logged: $(cat "$work/log")"
+refused "a live daemon's socket is not taken" "already listening on $sockpath" -l "$sock"
+echo "demo.echo still-mine" | "$ppd" --send "$sockpath" > "$work/acks0"
+check "... and the first daemon still answers, to a plain path" "$(cat "$work/acks0")" "ok 1"
+
+# --- tasks in; each line answered
+i=0; : > "$work/jobs"
+while [ $i -lt 499 ]; do echo "demo.echo line-$i" >> "$work/jobs"; i=$((i + 1)); done
+printf 'demo.sleep 20\n# a comment\n\ndemo.nope x\nexec.sh echo hi\ndemo.echo\n' >> "$work/jobs"
+"$ppd" --send "$sock" < "$work/jobs" > "$work/acks"
+check "client exit status with refused lines" "$?" 1
+check "accepted lines answered ok 2..501" "$(grep -c '^ok ' "$work/acks")" 500
+check "last ok is 501" "$(grep '^ok ' "$work/acks" | tail -n 1)" "ok 501"
+grep -q "^error: unknown task type 'demo.nope' (did you mean 'demo.echo'?)" "$work/acks" \
+    && ok "unknown type refused with a suggestion" || bad "no suggestion: $(grep error "$work/acks")"
+grep -q "^error: task type 'exec.sh' is not allowed here" "$work/acks" \
+    && ok "exec.sh refused by default" || bad "exec.sh: $(grep exec "$work/acks")"
+grep -q "^error: expected 'TYPE ARG'" "$work/acks" && ok "line without argument refused" \
+    || bad "no error for a bare type"
+
+# --- SIGHUP: the folder again, now with hash and exec
+cp "$top_builddir/plugins/.libs/hash.so" "$top_builddir/plugins/.libs/exec.so" "$work/plugins/"
+kill -HUP "$pid"
+wait_for "$work/log" "old plugin.* unloaded"
+check "the folder loaded twice" "$(grep -c 'task types from' "$work/log")" 2
+grep -q "plugins: 1 old plugin unloaded" "$work/log" && ok "the old registry's plugin unloaded" \
+    || bad "old plugins not unloaded: $(grep plugins: "$work/log")"
+echo "reloaded" > "$work/file"
+echo "hash.sha1 $work/file" | "$ppd" --send "$sock" > "$work/acks2"
+check "hash.sha1 accepted after SIGHUP" "$(cat "$work/acks2")" "ok 502"
+echo "exec.sh echo pwned" | "$ppd" --send "$sock" > "$work/acks2"
+grep -q "^error: task type 'exec.sh' is not allowed here" "$work/acks2" \
+    && ok "exec.sh still refused once loaded" || bad "exec.sh after reload: $(cat "$work/acks2")"
+printf 'demo.echo  spaced \r\n' | "$ppd" --send "$sock" > "$work/acks2"
+check "ARG as written, blanks kept, CR LF ending removed" "$(cat "$work/acks2")" "ok 503"
+
+# --- SIGTERM with work queued: everything accepted runs, exit 0
+i=0; : > "$work/jobs3"
+while [ $i -lt 40 ]; do echo "demo.sleep 30" >> "$work/jobs3"; echo "demo.echo tail-$i" >> "$work/jobs3"; i=$((i + 1)); done
+"$ppd" --send "$sock" < "$work/jobs3" > "$work/acks3"
+check "80 more accepted" "$(grep -c '^ok ' "$work/acks3")" 80
+kill -TERM "$pid"
+wait "$pid"
+check "SIGTERM exits 0" "$?" 0
+pid=""
+check "every accepted task ran" "$(sed -n 's/.*drained: \([0-9]*\) done, 0 failed, 0 cancelled.*/\1/p' "$work/log")" 583
+check "result lines: 500 + 2 + 40" "$(wc -l < "$work/out" | tr -d ' ')" 542
+i=0; echo still-mine > "$work/want"
+while [ $i -lt 499 ]; do echo "line-$i" >> "$work/want"; i=$((i + 1)); done
+echo "$(sha1sum "$work/file" | cut -d' ' -f1)  $work/file" >> "$work/want"
+echo ' spaced ' >> "$work/want"
+i=0; while [ $i -lt 40 ]; do echo "tail-$i" >> "$work/want"; i=$((i + 1)); done
+if [ "$(sort "$work/out")" = "$(sort "$work/want")" ]; then ok "every result line, once"; else bad "result lines differ"; fi
+[ ! -e "$work/ppd.sock" ] && ok "socket removed at exit" || bad "socket left behind"
+grep -q "stopped listening: 583 tasks accepted, 4 refused" "$work/log" && ok "accept counts logged" \
+    || bad "no accept counts in: $(tail -n 5 "$work/log")"
+
+# --- a drain that runs out of time: exit 1, what was queued cancelled
+rm -f "$work/out"
+"$ppd" -l "$sock" -P "$work/plugins" -j 1 -o "$work/out" -t 1 2> "$work/log2" &
+pid=$!
+wait_for "$work/log2" "ready" || bad "second daemon did not start"
+printf 'demo.spin 1500000\ndemo.spin 1500000\ndemo.spin 1500000\n' | "$ppd" --send "$sock" > /dev/null
+kill -TERM "$pid"
+wait "$pid"
+check "drain timeout exits 1" "$?" 1
+pid=""
+grep -q "drain timed out" "$work/log2" && ok "drain timeout logged" || bad "no timeout in: $(cat "$work/log2")"
+grep -q "task demo.spin cancelled" "$work/log2" && ok "queued tasks reported cancelled" \
+    || bad "no cancellation in: $(cat "$work/log2")"
+
+# --- SIGINT drains as SIGTERM does, also for a daemon that a shell started
+# in the background with SIGINT ignored (Linux delivers a blocked, ignored
+# signal to sigwait anyway; POSIX leaves it open, hence the watcher's
+# handler)
+"$ppd" -l "$sock" -P "$work/plugins" -j 1 -t 5 2> "$work/log3" &
+pid=$!
+wait_for "$work/log3" "ready" || bad "third daemon did not start"
+kill -INT "$pid"
+if wait_for "$work/log3" "SIGINT: draining" 100; then
+    wait "$pid"
+    check "SIGINT to a background daemon exits 0" "$?" 0
+else
+    kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    bad "a background daemon ignored SIGINT"
+fi
+pid=""
+
+# --- tcp:PORT is loopback only; an explicit list lets TCP go public
+port=$((20000 + $$ % 20000))
+"$ppd" -l "tcp:$port" -P "$work/plugins" -j 1 -t 5 2> "$work/log4" &
+pid=$!
+if wait_for "$work/log4" "ready\|cannot listen"; then
+    if grep -q ready "$work/log4"; then
+        echo "demo.echo over-tcp" | "$ppd" --send "tcp:127.0.0.1:$port" > "$work/acks4"
+        check "tcp:PORT serves 127.0.0.1" "$(cat "$work/acks4")" "ok 1"
+    else
+        ok "tcp:PORT: port $port busy on this machine, skipped"
+    fi
+fi
+kill -TERM "$pid"; wait "$pid"; pid=""
+"$ppd" -l "tcp:0.0.0.0:$port" --allow 'demo.*' -P "$work/plugins" -j 1 -t 5 2> "$work/log5" &
+pid=$!
+if wait_for "$work/log5" "ready\|cannot listen"; then
+    if grep -q ready "$work/log5"; then
+        printf 'demo.echo public\nhash.sha1 /etc/hostname\n' | "$ppd" --send "tcp:127.0.0.1:$port" > "$work/acks5"
+        check "a public listener with --allow runs what it allows" "$(head -n 1 "$work/acks5")" "ok 1"
+        grep -q "^error: task type 'hash.sha1' is not allowed here" "$work/acks5" \
+            && ok "... and nothing else" || bad "--allow demo.*: $(cat "$work/acks5")"
+    else
+        ok "tcp:0.0.0.0: port $port busy on this machine, skipped"
+    fi
+fi
+kill -TERM "$pid"; wait "$pid"; pid=""
+
+# --- the socket's mode and group, seen by another user (as root, with runuser)
+if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+    chmod 755 "$work"
+    other_gid=$(id -g nobody)
+    "$ppd" -l "$sock" --socket-group "$other_gid" --allow 'demo.*' -P "$work/plugins" -j 1 -t 5 \
+        2> "$work/log6" &
+    pid=$!
+    wait_for "$work/log6" "ready" || bad "daemon with a socket group did not start: $(cat "$work/log6")"
+    check "--socket-group: mode 0660" "$(stat -c %a "$sockpath")" 660
+    check "--socket-group: the group" "$(stat -c %g "$sockpath")" "$other_gid"
+    echo "demo.echo from-nobody" | runuser -u nobody -- "$ppd" --send "$sockpath" > "$work/acks6" 2>&1
+    check "a member of the group can send" "$(cat "$work/acks6")" "ok 1"
+    kill -TERM "$pid"; wait "$pid"; pid=""
+    "$ppd" -l "$sock" -P "$work/plugins" -j 1 -t 5 2> "$work/log7" &
+    pid=$!
+    wait_for "$work/log7" "ready" || bad "daemon did not start: $(cat "$work/log7")"
+    echo "demo.echo from-nobody" | runuser -u nobody -- "$ppd" --send "$sockpath" > "$work/acks7" 2>&1
+    rc=$?
+    if [ $rc -ne 0 ] && grep -q "ermission denied" "$work/acks7"; then
+        ok "another user cannot use a 0600 socket"
+    else
+        bad "another user and a 0600 socket: exit $rc, $(cat "$work/acks7")"
+    fi
+    kill -TERM "$pid"; wait "$pid"; pid=""
+else
+    ok "socket group with another user: skipped (needs root and runuser)"
+fi
+
+summary
