@@ -7,11 +7,11 @@
  *
  *   parkpoold [-l ADDRESS] [-A TYPES] [-P DIR] [-j N] [-o FILE] [-t SECONDS] [-s]
  *             [--socket-mode MODE] [--socket-group GROUP]
- *   parkpoold --send ADDRESS < lines        (the client)
+ *   parkpoold --send ADDRESS [--no-wait] [--task-output] < lines   (the client)
  *
  * Signals belong to the program, never to the library: SIGTERM and SIGINT
  * stop accepting and drain for at most -t seconds (exit 0 when everything
- * accepted ran, 1 when the timeout cut it short); SIGHUP reloads the plugin
+ * accepted ran and its results were written, 1 otherwise); SIGHUP reloads the plugin
  * folder. They are blocked in every thread and taken by a watcher with
  * sigwait, so what they do runs as ordinary code.
  */
@@ -86,7 +86,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: parkpoold [-l ADDRESS] [-A TYPES] [-P DIR] [-j N] [-o FILE] [-t SECONDS] [-s]\n"
                "                 [--socket-mode MODE] [--socket-group GROUP]\n"
-               "       parkpoold --send ADDRESS < lines\n"
+               "       parkpoold --send ADDRESS [--no-wait] [--task-output] < lines\n"
                "  -l, --listen ADDRESS   unix:PATH, a PATH with a '/', tcp:PORT (127.0.0.1) or\n"
                "                         tcp:HOST:PORT (default: %s/%s)\n"
                "  -A, --allow TYPES      the task types clients may run, comma-separated names or\n"
@@ -98,7 +98,15 @@ static void usage(FILE *f)
                "  -j, --jobs N           workers (default: one per CPU)\n"
                "  -o, --output FILE      append result lines to FILE (default: the log)\n"
                "  -t, --timeout SECONDS  drain limit on SIGTERM (default 30)\n"
-               "  -s, --syslog           log to syslog (default: stderr)\n",
+               "  -s, --syslog           log to syslog (default: stderr)\n"
+               "      --max-clients N    clients connected at once (default 64)\n"
+               "      --max-inflight N   a client's tasks not yet ended (default 256); past it\n"
+               "                         its lines wait unread\n"
+               "      --idle-timeout S   close a client idle this long (default 60)\n"
+               "  --send ADDRESS         the client: send stdin's lines, print the answers, wait\n"
+               "                         for every task; exit 0 if all were accepted and ok\n"
+               "      --no-wait          only wait for the answers to the lines\n"
+               "      --task-output      ask for the tasks' output lines too\n",
             PPD_RUN_DIR, PPD_SOCKET_NAME, PPD_PLUGIN_DIR);
 }
 
@@ -108,7 +116,10 @@ int main(int argc, const char *const *argv)
         { "listen", 'l', 1, "" }, { "plugin-dir", 'P', 1, "" }, { "jobs", 'j', 1, "" },
         { "output", 'o', 1, "" }, { "timeout", 't', 1, "" }, { "syslog", 's', 0, "" },
         { "send", 'S', 1, "" }, { "help", 'h', 0, "" }, { "allow", 'A', 1, "" },
-        { "socket-mode", 'M', 1, "" }, { "socket-group", 'G', 1, "" }, { NULL, 0, 0, NULL }
+        { "socket-mode", 'M', 1, "" }, { "socket-group", 'G', 1, "" },
+        { "max-clients", 'C', 1, "" }, { "max-inflight", 'F', 1, "" },
+        { "idle-timeout", 'I', 1, "" }, { "no-wait", 'W', 0, "" }, { "task-output", 'T', 0, "" },
+        { NULL, 0, 0, NULL }
     };
     apr_pool_t *p;
     apr_getopt_t *os;
@@ -119,9 +130,9 @@ int main(int argc, const char *const *argv)
     static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
     sigset_t set;
     const char *optval, *send_to = NULL;
-    long timeout = 30, mode;
-    char *end, msg[256];
-    int opt, rc;
+    long timeout = 30, mode, n;
+    char *end;
+    int opt, rc, send_flags = 0;
     apr_status_t rv;
 
     if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS)
@@ -158,19 +169,24 @@ int main(int argc, const char *const *argv)
             }
             cfg.socket_mode = (int)mode;
             break;
-        case 'j':
-            cfg.threads = (apr_uint32_t)strtoul(optval, &end, 10);
-            if (end == optval || *end || cfg.threads < 1 || cfg.threads > 4096) {
-                fprintf(stderr, "parkpoold: -j takes 1 to 4096, not '%s'\n", optval);
+        case 'W': send_flags |= SVC_SEND_NOWAIT; break;
+        case 'T': send_flags |= SVC_SEND_OUTPUT; break;
+        case 'j': case 'C': case 'F': case 'I': case 't':
+            n = strtol(optval, &end, 10);
+            if (end == optval || *end || n < (opt == 't' ? 0 : 1) || n > 1000000
+                || (opt == 'j' && n > 4096)) {
+                fprintf(stderr, "parkpoold: %s takes a number%s, not '%s'\n",
+                        opt == 'j' ? "-j" : opt == 'C' ? "--max-clients" : opt == 'F'
+                        ? "--max-inflight" : opt == 'I' ? "--idle-timeout" : "-t",
+                        opt == 'j' ? " from 1 to 4096" : opt == 't' || opt == 'I'
+                        ? " of seconds" : " from 1", optval);
                 return 2;
             }
-            break;
-        case 't':
-            timeout = strtol(optval, &end, 10);
-            if (end == optval || *end || timeout < 0) {
-                fprintf(stderr, "parkpoold: -t takes seconds, not '%s'\n", optval);
-                return 2;
-            }
+            if (opt == 'j') cfg.threads = (apr_uint32_t)n;
+            if (opt == 'C') cfg.max_clients = (apr_uint32_t)n;
+            if (opt == 'F') cfg.max_inflight = (apr_uint32_t)n;
+            if (opt == 'I') cfg.idle_timeout = apr_time_from_sec(n);
+            if (opt == 't') timeout = n;
             break;
         default:
             usage(stdout);
@@ -182,10 +198,9 @@ int main(int argc, const char *const *argv)
         return 2;
     }
     if (send_to) {
-        rv = svc_send(send_to, stdin, stdout, p);
-        if (rv != APR_SUCCESS && rv != APR_EGENERAL)
-            fprintf(stderr, "parkpoold: %s: %s\n", send_to, pp_strerror(rv, msg, sizeof(msg)));
-        return rv == APR_SUCCESS ? 0 : 1;
+        /* A daemon that goes away is an answer to report, not a death. */
+        signal(SIGPIPE, SIG_IGN);
+        return svc_send(send_to, send_flags, stdin, stdout, stderr, p) == APR_SUCCESS ? 0 : 1;
     }
 
     if (!cfg.listen)
@@ -214,7 +229,7 @@ int main(int argc, const char *const *argv)
     svc_serve(svc);
     rv = svc_drain(svc, apr_time_from_sec(timeout), &counts);
     rc = rv == APR_SUCCESS ? 0 : 1;
-    if (rv != APR_SUCCESS) {
+    if (rv == APR_TIMEUP) {
         /* Tasks that ignore cancellation may still run: leave without
          * waiting for them (destroying the pool would), the OS ends them. */
         log_line(PP_LOG_WARN, "exiting with tasks still running", NULL);

@@ -303,24 +303,31 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: ppservice service|console [-l tcp:HOST:PORT] [-A TYPES] [-P DIR] [-j N]\n"
                "                 [-o FILE] [-t SECONDS] [-L LOGFILE]\n"
-               "       ppservice --send ADDRESS < lines\n");
+               "       ppservice --send ADDRESS [--no-wait] [--task-output] < lines\n");
 }
 
 int main(int argc, const char *const *argv)
 {
     apr_pool_t *p;
-    char msg[256];
 
     if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS)
         return 2;
     apr_pool_create(&p, NULL);
     InitializeCriticalSection(&log_lock);
     log_file = stderr;
-    if (argc == 3 && !strcmp(argv[1], "--send")) {
-        apr_status_t rv = svc_send(argv[2], stdin, stdout, p);
-        if (rv != APR_SUCCESS && rv != APR_EGENERAL)
-            fprintf(stderr, "ppservice: %s: %s\n", argv[2], pp_strerror(rv, msg, sizeof(msg)));
-        return rv == APR_SUCCESS ? 0 : 1;
+    if (argc >= 3 && !strcmp(argv[1], "--send")) {
+        int i, flags = 0;
+        for (i = 3; i < argc; i++) {
+            if (!strcmp(argv[i], "--no-wait"))
+                flags |= SVC_SEND_NOWAIT;
+            else if (!strcmp(argv[i], "--task-output"))
+                flags |= SVC_SEND_OUTPUT;
+            else {
+                usage(stderr);
+                return 2;
+            }
+        }
+        return svc_send(argv[2], flags, stdin, stdout, stderr, p) == APR_SUCCESS ? 0 : 1;
     }
     if (argc < 2 || (strcmp(argv[1], "service") && strcmp(argv[1], "console"))
         || parse_options(&service_opts, argc - 1, argv + 1, p) != 0) {

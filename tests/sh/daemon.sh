@@ -60,8 +60,10 @@ check "the socket is 0600 by default" "$(stat -c %a "$sockpath")" 600
 grep -q "task types allowed: every type but exec" "$work/log" && ok "the allowed types are logged" \
     || bad "allowed types not logged: $(cat "$work/log")"
 refused "a live daemon's socket is not taken" "already listening on $sockpath" -l "$sock"
-echo "demo.echo still-mine" | "$ppd" --send "$sockpath" > "$work/acks0"
-check "... and the first daemon still answers, to a plain path" "$(cat "$work/acks0")" "ok 1"
+echo "demo.echo still-mine" | "$ppd" --send "$sockpath" > "$work/acks0" 2> "$work/send0"
+check "... and the first daemon still answers, to a plain path" "$(cat "$work/acks0")" "ok 1
+done 1 ok"
+check "--send says what it saw" "$(cat "$work/send0")" "--send: 1 accepted (1 ok, 0 failed, 0 cancelled), 0 refused"
 
 # --- tasks in; each line answered
 i=0; : > "$work/jobs"
@@ -78,41 +80,55 @@ grep -q "^error: task type 'exec.sh' is not allowed here" "$work/acks" \
 grep -q "^error: expected 'TYPE ARG'" "$work/acks" && ok "line without argument refused" \
     || bad "no error for a bare type"
 
+check "every accepted task ended ok" "$(grep -c '^done [0-9]* ok$' "$work/acks")" 500
+
+# --- outcomes: ok, failed; output lines back to the client when asked
+printf 'demo.echo fine\ndemo.fail broken\n' | "$ppd" --send "$sock" > "$work/acks1" 2> "$work/send1"
+check "a failed task: exit 1" "$?" 1
+check "ok, then each outcome" "$(sort "$work/acks1" | tr '\n' '|')" "done 502 ok|done 503 failed: Internal error (specific information not available)|ok 502|ok 503|"
+grep -q "1 ok, 1 failed" "$work/send1" && ok "--send counts the failure" || bad "send1: $(cat "$work/send1")"
+printf 'demo.echo to-me\ndemo.echo  two words \n' | "$ppd" --send "$sock" --task-output > "$work/acks1"
+check "--task-output: the output lines come back" "$(grep '^out ' "$work/acks1" | sort | tr '\n' '|')" "out 504 to-me|out 505  two words |"
+check "--task-output: each before its done" "$(grep -n '' "$work/acks1" | sed -n 's/^\([0-9]*\):out 504.*/\1/p')" \
+    "$(($(grep -n '' "$work/acks1" | sed -n 's/^\([0-9]*\):done 504 ok/\1/p') - 1))"
+
 # --- SIGHUP: the folder again, now with hash and exec
 cp "$top_builddir/plugins/.libs/hash.so" "$top_builddir/plugins/.libs/exec.so" "$work/plugins/"
 kill -HUP "$pid"
-wait_for "$work/log" "old plugin.* unloaded"
+wait_for "$work/log" "plugins: the old load unloaded"
 check "the folder loaded twice" "$(grep -c 'task types from' "$work/log")" 2
-grep -q "plugins: 1 old plugin unloaded" "$work/log" && ok "the old registry's plugin unloaded" \
-    || bad "old plugins not unloaded: $(grep plugins: "$work/log")"
+grep -q "reload: .*exec [0-9.]* added" "$work/log" && grep -q "reload: .*hash [0-9.]* added" "$work/log" \
+    && ok "the reload says what it added" || bad "reload: $(grep reload: "$work/log")"
 echo "reloaded" > "$work/file"
 echo "hash.sha1 $work/file" | "$ppd" --send "$sock" > "$work/acks2"
-check "hash.sha1 accepted after SIGHUP" "$(cat "$work/acks2")" "ok 502"
+check "hash.sha1 accepted after SIGHUP" "$(head -n 1 "$work/acks2")" "ok 506"
 echo "exec.sh echo pwned" | "$ppd" --send "$sock" > "$work/acks2"
 grep -q "^error: task type 'exec.sh' is not allowed here" "$work/acks2" \
     && ok "exec.sh still refused once loaded" || bad "exec.sh after reload: $(cat "$work/acks2")"
 printf 'demo.echo  spaced \r\n' | "$ppd" --send "$sock" > "$work/acks2"
-check "ARG as written, blanks kept, CR LF ending removed" "$(cat "$work/acks2")" "ok 503"
+check "ARG as written, blanks kept, CR LF ending removed" "$(head -n 1 "$work/acks2")" "ok 507"
 
 # --- SIGTERM with work queued: everything accepted runs, exit 0
 i=0; : > "$work/jobs3"
 while [ $i -lt 40 ]; do echo "demo.sleep 30" >> "$work/jobs3"; echo "demo.echo tail-$i" >> "$work/jobs3"; i=$((i + 1)); done
-"$ppd" --send "$sock" < "$work/jobs3" > "$work/acks3"
+"$ppd" --send "$sock" --no-wait < "$work/jobs3" > "$work/acks3"
 check "80 more accepted" "$(grep -c '^ok ' "$work/acks3")" 80
 kill -TERM "$pid"
 wait "$pid"
 check "SIGTERM exits 0" "$?" 0
 pid=""
-check "every accepted task ran" "$(sed -n 's/.*drained: \([0-9]*\) done, 0 failed, 0 cancelled.*/\1/p' "$work/log")" 583
-check "result lines: 500 + 2 + 40" "$(wc -l < "$work/out" | tr -d ' ')" 542
+check "every accepted task ran" "$(sed -n 's/.*drained: \([0-9]*\) done, 1 failed, 0 cancelled.*/\1/p' "$work/log")" 586
+check "result lines: 500 + 2 + 40 + 2" "$(wc -l < "$work/out" | tr -d ' ')" 544
 i=0; echo still-mine > "$work/want"
 while [ $i -lt 499 ]; do echo "line-$i" >> "$work/want"; i=$((i + 1)); done
 echo "$(sha1sum "$work/file" | cut -d' ' -f1)  $work/file" >> "$work/want"
+echo fine >> "$work/want"
+echo broken >> "$work/want"
 echo ' spaced ' >> "$work/want"
 i=0; while [ $i -lt 40 ]; do echo "tail-$i" >> "$work/want"; i=$((i + 1)); done
 if [ "$(sort "$work/out")" = "$(sort "$work/want")" ]; then ok "every result line, once"; else bad "result lines differ"; fi
 [ ! -e "$work/ppd.sock" ] && ok "socket removed at exit" || bad "socket left behind"
-grep -q "stopped listening: 583 tasks accepted, 4 refused" "$work/log" && ok "accept counts logged" \
+grep -q "stopped listening: 587 tasks accepted, 4 refused" "$work/log" && ok "accept counts logged" \
     || bad "no accept counts in: $(tail -n 5 "$work/log")"
 
 # --- a drain that runs out of time: exit 1, what was queued cancelled
@@ -120,7 +136,7 @@ rm -f "$work/out"
 "$ppd" -l "$sock" -P "$work/plugins" -j 1 -o "$work/out" -t 1 2> "$work/log2" &
 pid=$!
 wait_for "$work/log2" "ready" || bad "second daemon did not start"
-printf 'demo.spin 1500000\ndemo.spin 1500000\ndemo.spin 1500000\n' | "$ppd" --send "$sock" > /dev/null
+printf 'demo.spin 1500000\ndemo.spin 1500000\ndemo.spin 1500000\n' | "$ppd" --send "$sock" --no-wait > /dev/null
 kill -TERM "$pid"
 wait "$pid"
 check "drain timeout exits 1" "$?" 1
@@ -146,6 +162,73 @@ else
 fi
 pid=""
 
+# --- abuse: nobody waits for a client that misbehaves
+abuser="$top_builddir/tests/daemon/abuser"
+"$ppd" -l "$sock" -P "$work/plugins" -j 1 -t 5 --max-inflight 4 --max-clients 4 --idle-timeout 2 \
+    2> "$work/log8" &
+pid=$!
+wait_for "$work/log8" "ready" || bad "abuse daemon did not start: $(cat "$work/log8")"
+# One client floods 5,000 lines and never reads: the daemon stops reading
+# it after 4 tasks in flight, and answers another client at once.
+"$abuser" "$sockpath" flood 5000 > "$work/flood" &
+flood=$!
+wait_for "$work/flood" "ready" || bad "flood did not start"
+start=$(date +%s)
+echo "demo.echo meanwhile" | "$ppd" --send "$sock" > "$work/acks8" 2>/dev/null
+id=$(sed -n 's/^ok \([0-9]*\)$/\1/p' "$work/acks8")
+check "a flooding client does not stall another" "$(cat "$work/acks8" | tr '\n' '|')" "ok $id|done $id ok|"
+[ $(($(date +%s) - start)) -le 3 ] && ok "... which is answered at once" \
+    || bad "... answered after $(($(date +%s) - start)) s"
+# Three clients hold half a line each: with the flood that is every slot;
+# one more is refused, and once they idle past 2 s they are closed.
+"$abuser" "$sockpath" halfline 3 > "$work/half" &
+half=$!
+wait_for "$work/half" "ready" || bad "halfline did not start"
+echo "demo.echo full" | "$ppd" --send "$sock" > /dev/null 2> "$work/send9"
+grep -q "refused the connection: too many clients" "$work/send9" \
+    && ok "a client past --max-clients is told so" || bad "past max clients: $(cat "$work/send9")"
+wait_for "$work/log8" "idle clients: closing" 50
+sleep 2.5
+echo "demo.echo after-idle" | "$ppd" --send "$sock" > "$work/acks9" 2>/dev/null
+check "idle half lines were closed, their slots free" "$(head -n 1 "$work/acks9" | cut -c1-3)" "ok "
+# SIGTERM with the flooder's lines unread and its tasks in flight: the
+# daemon drains what it accepted and exits, it does not wedge.
+kill -TERM "$pid"
+i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 "$pid" 2>/dev/null; then
+    bad "SIGTERM with a flooding client: still running after 10 s"
+    kill -9 "$pid"
+fi
+wait "$pid"
+check "SIGTERM with a flooding client exits 0" "$?" 0
+pid=""
+# It took the flooder's lines only while the flooder read (none of) its
+# answers: until 64 KiB of them waited, far short of 5,000 tasks.
+n=$(sed -n 's/.*stopped listening: \([0-9]*\) tasks accepted.*/\1/p' "$work/log8")
+[ -n "$n" ] && [ "$n" -lt 4000 ] && ok "a client that reads nothing is not read either ($n tasks taken)" \
+    || bad "the flooder got $n tasks in"
+kill "$flood" "$half" 2>/dev/null; wait "$flood" "$half" 2>/dev/null
+
+# --- lines too long: refused whole, on either side, never split
+"$ppd" -l "$sock" -P "$work/plugins" -j 1 -t 5 -o /dev/full 2> "$work/log10" &
+pid=$!
+wait_for "$work/log10" "ready" || bad "daemon with -o /dev/full did not start: $(cat "$work/log10")"
+"$abuser" "$sockpath" longline 70000 > "$work/long1"
+check "a line too long, sent raw: refused whole, the next one runs" \
+    "$(grep -v '^hello' "$work/long1" | tr '\n' '|')" "error: a line longer than 65535 bytes: not run|ok 1|done 1 ok|"
+{ printf 'demo.echo '; head -c 70000 /dev/zero | tr '\0' x; printf '\ndemo.echo short\n'; } \
+    | "$ppd" --send "$sock" > "$work/long2" 2>/dev/null
+check "--send refuses a line too long itself" "$(head -n 1 "$work/long2")" \
+    "error: line 1 is longer than 65535 bytes: not sent"
+check "... and sends the next" "$(grep -c '^ok ' "$work/long2")" 1
+# -o /dev/full: the results are lost, and the daemon says so and exits 1.
+kill -TERM "$pid"
+wait "$pid"
+check "results that could not be written: exit 1" "$?" 1
+grep -q "cannot write results to /dev/full" "$work/log10" && ok "... and logged" \
+    || bad "no write error logged: $(cat "$work/log10")"
+pid=""
+
 # --- tcp:PORT is loopback only; an explicit list lets TCP go public
 port=$((20000 + $$ % 20000))
 "$ppd" -l "tcp:$port" -P "$work/plugins" -j 1 -t 5 2> "$work/log4" &
@@ -153,7 +236,7 @@ pid=$!
 if wait_for "$work/log4" "ready\|cannot listen"; then
     if grep -q ready "$work/log4"; then
         echo "demo.echo over-tcp" | "$ppd" --send "tcp:127.0.0.1:$port" > "$work/acks4"
-        check "tcp:PORT serves 127.0.0.1" "$(cat "$work/acks4")" "ok 1"
+        check "tcp:PORT serves 127.0.0.1" "$(head -n 1 "$work/acks4")" "ok 1"
     else
         ok "tcp:PORT: port $port busy on this machine, skipped"
     fi
@@ -184,7 +267,7 @@ if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null 2>&1 && id nobody >/dev
     check "--socket-group: mode 0660" "$(stat -c %a "$sockpath")" 660
     check "--socket-group: the group" "$(stat -c %g "$sockpath")" "$other_gid"
     echo "demo.echo from-nobody" | runuser -u nobody -- "$ppd" --send "$sockpath" > "$work/acks6" 2>&1
-    check "a member of the group can send" "$(cat "$work/acks6")" "ok 1"
+    check "a member of the group can send" "$(head -n 1 "$work/acks6")" "ok 1"
     kill -TERM "$pid"; wait "$pid"; pid=""
     "$ppd" -l "$sock" -P "$work/plugins" -j 1 -t 5 2> "$work/log7" &
     pid=$!
