@@ -199,6 +199,10 @@ static void handle_line(svc_conn *c, char *line, apr_size_t len)
         c->want_output = 1;
         svc__conn_say(c, "ok !output");
         break;
+    case SVC_REQ_NOWAIT:
+        c->nowait = 1;
+        svc__conn_say(c, "ok !nowait");
+        break;
     case SVC_REQ_BAD:
         c->svc->refused++;
         svc__conn_say(c, "error: %s", req.why);
@@ -318,7 +322,8 @@ void svc__conns_tend(svc_t *svc, int now_reading)
         flush(c);
         if (c->closed)
             continue;
-        if (c->eof && c->inlen == 0 && c->inflight == 0 && c->outoff == c->outlen) {
+        if (c->eof && c->inlen == 0 && (c->inflight == 0 || c->nowait)
+            && c->outoff == c->outlen) {
             svc__conn_close(c, NULL);    /* everything answered */
             continue;
         }

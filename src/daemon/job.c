@@ -148,7 +148,8 @@ void svc__job_submit(svc_conn *c, const char *type_name, const char *text)
     j->conn = c;
     j->gen = svc->gen;
     j->type = type;
-    j->forward = c->want_output;
+    j->forward = c->want_output && !c->nowait;
+    j->quiet = c->nowait;
     /* The parse runs here, on the loop's thread, which is also the one
      * that unloads plugins: the plugin cannot go meanwhile. */
     rv = type->parse ? type->parse(&j->arg, text, p) : APR_SUCCESS;
@@ -190,7 +191,7 @@ static void finish(svc_t *svc, svc_job *j)
     svc_conn *c = j->conn;
     char msg[256];
 
-    if (!c->closed) {
+    if (!c->closed && !j->quiet) {
         apr_size_t off = 0;
         char id[32];
         apr_snprintf(id, sizeof(id), "out %" APR_UINT64_T_FMT " ", j->id);

@@ -25,8 +25,12 @@ void svc_proto_request(svc_request_t *req, char *line, apr_size_t len)
             req->kind = SVC_REQ_OUTPUT;
             return;
         }
+        if (n == 7 && !memcmp(line, "!nowait", 7)) {
+            req->kind = SVC_REQ_NOWAIT;
+            return;
+        }
         req->kind = SVC_REQ_BAD;
-        req->why = "unknown command (the one there is: !output)";
+        req->why = "unknown command (there are !output and !nowait)";
         return;
     }
     rv = pp_job_line_split(line, &type, &arg);
@@ -75,9 +79,9 @@ void svc_proto_answer(svc_answer_t *a, const char *line)
         if (parse_id(&a->id, &rest, line + sizeof(SVC_PROTO_HELLO) - 1) && !*rest)
             a->kind = SVC_ANS_HELLO;
     }
-    else if (!strcmp(line, "ok !output")) {
+    else if (!strcmp(line, "ok !output") || !strcmp(line, "ok !nowait")) {
         a->kind = SVC_ANS_OK;
-        a->text = "!output";
+        a->text = line + 3;
     }
     else if (!strncmp(line, "ok ", 3)) {
         if (parse_id(&a->id, &rest, line + 3) && !*rest)

@@ -7,8 +7,10 @@
  *
  * then reads lines: "TYPE ARG" (a task: answered "ok ID" or "error: WHY"),
  * "!output" (answered "ok !output": from now on, the output lines of this
- * client's tasks come back as "out ID LINE"), blank lines and lines that
- * start with '#' (no answer). When a task ends the daemon sends
+ * client's tasks come back as "out ID LINE"), "!nowait" (answered
+ * "ok !nowait": no "out" or "done" lines for this client's tasks from now
+ * on, and the connection closes once its lines are answered), blank lines
+ * and lines that start with '#' (no answer). When a task ends the daemon sends
  * "done ID ok", "done ID failed: WHY" or "done ID cancelled". Answers to
  * lines come in the order of the lines; "out" and "done" lines come when
  * tasks end, between them. Before it closes a connection on its own the
@@ -32,6 +34,7 @@ typedef enum {
     SVC_REQ_NONE,       /**< blank or a comment: no answer */
     SVC_REQ_TASK,       /**< type, arg */
     SVC_REQ_OUTPUT,     /**< "!output" */
+    SVC_REQ_NOWAIT,     /**< "!nowait" */
     SVC_REQ_BAD         /**< why says what is wrong */
 } svc_req_kind;
 
@@ -50,7 +53,7 @@ void svc_proto_request(svc_request_t *req, char *line, apr_size_t len);
 
 typedef enum {
     SVC_ANS_HELLO,      /**< id: the protocol version */
-    SVC_ANS_OK,         /**< id; text "!output" for that command's answer */
+    SVC_ANS_OK,         /**< id; or text, the command answered ("!output") */
     SVC_ANS_ERROR,      /**< text: why */
     SVC_ANS_OUT,        /**< id, text: the output line */
     SVC_ANS_DONE,       /**< id, status: 0 ok, 1 failed (text: why), 2 cancelled */

@@ -3,7 +3,11 @@
  * The client side of the service (svc_send, svc.h): one thread reads the
  * input and sends its lines while this one reads the answers, so neither
  * side waits for the other: the daemon may stop reading us (we have as
- * many tasks in flight as it allows) while we read what it says.
+ * many tasks in flight as it allows) while we read what it says. When the
+ * input ends the sender shuts down its side; the daemon closes the
+ * connection once it has answered everything (with !nowait, every line;
+ * else every task's end too), so the reader needs no timeout: blocking
+ * calls throughout (a timed-out recv leaves a Windows socket unusable).
  */
 #include "svc.h"
 #include "listen.h"
@@ -15,10 +19,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* How often the reader looks whether it is done without an answer (the
- * sender finished while it waited). */
-#define POLL_EVERY apr_time_from_msec(200)
 
 typedef struct sender {
     apr_socket_t       *sock;
@@ -34,8 +34,8 @@ typedef struct sender {
     int                 eof;
 } sender;
 
-/* Send all of data; a full socket (the daemon not reading us) is waited
- * out in POLL_EVERY steps. */
+/* Send all of data (blocking: a daemon that is not reading us is waited
+ * out). */
 static apr_status_t send_all(apr_socket_t *s, const char *data, apr_size_t len)
 {
     while (len > 0) {
@@ -43,11 +43,15 @@ static apr_status_t send_all(apr_socket_t *s, const char *data, apr_size_t len)
         apr_status_t rv = apr_socket_send(s, data, &n);
         data += n;
         len -= n;
-        if (rv != APR_SUCCESS && !APR_STATUS_IS_TIMEUP(rv) && !APR_STATUS_IS_EAGAIN(rv))
+        if (rv != APR_SUCCESS)
             return rv;
     }
     return APR_SUCCESS;
 }
+
+/* A command at the start, and its answer. */
+static apr_status_t command(apr_socket_t *s, const char *cmd, char *buf, apr_size_t size,
+                            apr_size_t *have, apr_size_t *pos);
 
 /* The next input line, with its LF (added to a last line without one):
  * 1, 0 at the end, -1 for a line too long (skipped to its LF). */
@@ -156,7 +160,7 @@ typedef struct tally {
 } tally;
 
 /* Read one line from s into buf (without its LF): APR_SUCCESS, APR_EOF,
- * APR_TIMEUP (nothing for POLL_EVERY), or the socket's error. */
+ * or the socket's error. */
 static apr_status_t read_line(apr_socket_t *s, char *buf, apr_size_t size, apr_size_t *have,
                               apr_size_t *pos, char **line)
 {
@@ -181,6 +185,21 @@ static apr_status_t read_line(apr_socket_t *s, char *buf, apr_size_t size, apr_s
         if (n == 0)
             return rv == APR_SUCCESS ? APR_EOF : rv;
     }
+}
+
+static apr_status_t command(apr_socket_t *s, const char *cmd, char *buf, apr_size_t size,
+                            apr_size_t *have, apr_size_t *pos)
+{
+    char *line;
+    apr_status_t rv = send_all(s, cmd, strlen(cmd));
+
+    if (rv == APR_SUCCESS)
+        rv = send_all(s, "\n", 1);
+    if (rv == APR_SUCCESS)
+        rv = read_line(s, buf, size, have, pos, &line);
+    if (rv == APR_SUCCESS && (strncmp(line, "ok ", 3) != 0 || strcmp(line + 3, cmd) != 0))
+        rv = APR_EGENERAL;
+    return rv;
 }
 
 apr_status_t svc_send(const char *address, int flags, FILE *in, FILE *out, FILE *err,
@@ -224,16 +243,17 @@ apr_status_t svc_send(const char *address, int flags, FILE *in, FILE *out, FILE 
                 address, SVC_PROTO_VERSION, line);
         return APR_EGENERAL;
     }
-    if (flags & SVC_SEND_OUTPUT) {
-        rv = send_all(s, "!output\n", 8);
-        if (rv == APR_SUCCESS)
-            rv = read_line(s, buf, size, &have, &pos, &line);
-        if (rv != APR_SUCCESS || strcmp(line, "ok !output") != 0) {
-            fprintf(err, "--send: %s refused !output\n", address);
-            return rv != APR_SUCCESS ? rv : APR_EGENERAL;
-        }
+    rv = APR_SUCCESS;
+    if (flags & SVC_SEND_OUTPUT)
+        rv = command(s, "!output", buf, size, &have, &pos);
+    if (rv == APR_SUCCESS && (flags & SVC_SEND_NOWAIT))
+        rv = command(s, "!nowait", buf, size, &have, &pos);
+    if (rv != APR_SUCCESS) {
+        fprintf(err, "--send: %s did not take a command: %s\n", address,
+                pp_strerror(rv, msg, sizeof(msg)));
+        return rv;
     }
-    apr_socket_timeout_set(s, POLL_EVERY);
+    apr_socket_timeout_set(s, -1);
 
     sd = apr_pcalloc(p, sizeof(*sd));
     sd->sock = s;
@@ -274,7 +294,7 @@ apr_status_t svc_send(const char *address, int flags, FILE *in, FILE *out, FILE 
         complete = sd->done && t.answered == sd->sent
                    && ((flags & SVC_SEND_NOWAIT) || t.ended == t.accepted);
         apr_thread_mutex_unlock(sd->lock);
-        if (complete || (rv != APR_SUCCESS && !APR_STATUS_IS_TIMEUP(rv)))
+        if (rv != APR_SUCCESS)
             break;
     }
     apr_thread_mutex_lock(sd->lock);

@@ -40,6 +40,7 @@ struct svc_conn {
     apr_size_t      outoff, outlen, outcap;
     apr_uint32_t    inflight;    /* its jobs not yet ended */
     int             want_output;
+    int             nowait;      /* no outcomes: close once the lines are answered */
     int             eof;         /* the client sent all it will */
     int             closed;      /* the socket is gone; the record waits for its jobs */
     apr_time_t      last;        /* its last byte in or out */
@@ -55,6 +56,7 @@ struct svc_job {
     const pp_task_type_t *type;
     void                 *arg;
     int                   forward;   /* its output goes back to the client */
+    int                   quiet;     /* its outcome is not sent (!nowait) */
     /* The worker's, until the job is handed back. */
     int                   ran;
     apr_status_t          status;

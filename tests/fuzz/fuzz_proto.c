@@ -40,7 +40,8 @@ static void request(const uint8_t *data, size_t size)
         assert(req.why && *req.why);
         break;
     case SVC_REQ_OUTPUT:
-        assert(size >= 7 && !memcmp(line, "!output", 7));
+    case SVC_REQ_NOWAIT:
+        assert(size >= 7 && (!memcmp(line, "!output", 7) || !memcmp(line, "!nowait", 7)));
         break;
     case SVC_REQ_NONE:
         break;
@@ -65,7 +66,10 @@ static void answer(const uint8_t *data, size_t size)
         assert(!strcmp(again, line));
         break;
     case SVC_ANS_OK:
-        if (strcmp(line, "ok !output") != 0) {
+        if (*a.text) {
+            assert(!strcmp(line, "ok !output") || !strcmp(line, "ok !nowait"));
+        }
+        else {
             apr_snprintf(again, sizeof(again), "ok %" APR_UINT64_T_FMT, a.id);
             assert(!strcmp(again, line));
         }

@@ -136,7 +136,9 @@ rm -f "$work/out"
 "$ppd" -l "$sock" -P "$work/plugins" -j 1 -o "$work/out" -t 1 2> "$work/log2" &
 pid=$!
 wait_for "$work/log2" "ready" || bad "second daemon did not start"
-printf 'demo.spin 1500000\ndemo.spin 1500000\ndemo.spin 1500000\n' | "$ppd" --send "$sock" --no-wait > /dev/null
+printf 'demo.spin 1500000\ndemo.spin 1500000\ndemo.spin 1500000\n' | "$ppd" --send "$sock" --no-wait > "$work/acks11"
+check "--no-wait: back once the lines are answered, before the 4.5 s of tasks end" \
+    "$(tr '\n' '|' < "$work/acks11")" "ok 1|ok 2|ok 3|"
 kill -TERM "$pid"
 wait "$pid"
 check "drain timeout exits 1" "$?" 1

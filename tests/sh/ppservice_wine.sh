@@ -40,7 +40,7 @@ create() {   # create TIMEOUT JOBS
     wine sc delete parkpool >/dev/null 2>&1
     wine sc create parkpool binPath= "$dir\\ppservice.exe service -l tcp:127.0.0.1:7171 -P $dir\\plugins -o $dir\\results.txt -L $dir\\ppservice.log -t $1 -j $2" >/dev/null
 }
-send() { wine "$work/svc/ppservice.exe" --send tcp:127.0.0.1:7171 | tr -d '\r'; }
+send() { wine "$work/svc/ppservice.exe" --send tcp:127.0.0.1:7171 --no-wait | tr -d '\r'; }
 
 # --- start, tasks, stop with work queued
 create 20 2
