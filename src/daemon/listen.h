@@ -46,8 +46,18 @@ apr_status_t svc_listen_open(apr_socket_t **sock, const char **unix_path,
                              char *why, apr_size_t whylen, apr_pool_t *p);
 
 /**
- * Platform part (listen_posix.c, listen_win32.c): give the socket file at
- * path its mode and group (NULL: leave it).
+ * Platform part (listen_posix.c, listen_win32.c): the listening socket a
+ * service manager passed us (systemd's socket activation, by its
+ * LISTEN_PID/LISTEN_FDS protocol, read without libsystemd): *sock, or NULL
+ * when none was passed. APR_EINVAL when more than one was, or the one
+ * passed is not a listening stream socket. The variables are removed so
+ * that children do not take the socket for theirs.
+ */
+apr_status_t svc_listen_inherited(apr_socket_t **sock, apr_pool_t *p);
+
+/**
+ * Platform part: give the socket file at path its mode and group (NULL:
+ * leave it).
  */
 apr_status_t svc_sockfile_secure(const char *path, int mode, const char *group,
                                  apr_pool_t *p);

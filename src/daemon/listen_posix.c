@@ -1,13 +1,56 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A Unix socket file's mode and group (listen.h), with POSIX calls: APR
- * sets a file's mode but not its group. */
+/* What listen.h needs of POSIX: a socket file's group (APR sets a file's
+ * mode but not its group) and a socket passed by systemd. */
 #include "listen.h"
 
+#include <apr_portable.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* sd_listen_fds(3): passed sockets start at this descriptor. */
+#define LISTEN_FDS_START 3
+
+apr_status_t svc_listen_inherited(apr_socket_t **sock, apr_pool_t *p)
+{
+    const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+    char *end;
+    long n;
+    int fd = LISTEN_FDS_START, listening = 0, type = 0;
+    socklen_t len;
+    apr_os_sock_t os;
+
+    *sock = NULL;
+    /* Meant for us only if LISTEN_PID is our pid: a variable inherited
+     * from a parent that was activated is not ours. */
+    if (!pid || !fds || strtol(pid, &end, 10) != (long)getpid() || *end)
+        return APR_SUCCESS;
+    n = strtol(fds, &end, 10);
+    unsetenv("LISTEN_PID");
+    unsetenv("LISTEN_FDS");
+    unsetenv("LISTEN_FDNAMES");
+    if (*end || n < 0)
+        return APR_EINVAL;
+    if (n == 0)
+        return APR_SUCCESS;
+    if (n > 1)
+        return APR_EINVAL;    /* one ListenStream= */
+    len = sizeof(listening);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+        return APR_EINVAL;
+    len = sizeof(type);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+        return APR_EINVAL;
+    fcntl(fd, F_SETFD, FD_CLOEXEC);    /* not for the plugins' children */
+    os = fd;
+    return apr_os_sock_put(sock, &os, p);
+}
 
 static apr_status_t group_id(gid_t *gid, const char *group)
 {

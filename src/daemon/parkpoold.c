@@ -17,6 +17,7 @@
  */
 #include "svc.h"
 #include "allow.h"
+#include "listen.h"
 #include "os/sigwatch.h"
 #include "pp_paths.h"    /* PP_PLUGIN_DIR, PP_RUNSTATE_DIR: this build's install paths */
 
@@ -203,7 +204,15 @@ int main(int argc, const char *const *argv)
         return svc_send(send_to, send_flags, stdin, stdout, stderr, p) == APR_SUCCESS ? 0 : 1;
     }
 
-    if (!cfg.listen)
+    rv = svc_listen_inherited(&cfg.listener, p);
+    if (rv != APR_SUCCESS) {
+        fprintf(stderr, "parkpoold: the socket systemd passed is not one listening stream "
+                "socket (one ListenStream= in parkpoold.socket)\n");
+        return 2;
+    }
+    if (cfg.listener)
+        cfg.listen = "the socket systemd passed";    /* -l names what it would bind */
+    else if (!cfg.listen)
         cfg.listen = default_socket(p);
     if (use_syslog)
         openlog("parkpoold", LOG_PID, LOG_DAEMON);

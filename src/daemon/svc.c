@@ -232,15 +232,20 @@ apr_status_t svc_create(svc_t **out, const svc_config_t *cfg, apr_pool_t *parent
 
     /* The listener before the pool: a service that cannot listen has
      * nothing to start workers for. */
-    lo.address = cfg->listen;
-    lo.mode = cfg->socket_mode ? cfg->socket_mode : -1;
-    lo.group = cfg->socket_group;
-    lo.public_ok = svc_allow_explicit(svc->allow);
-    rv = svc_listen_open(&svc->listener, &svc->unix_path, &lo, (int)svc->cfg.max_clients, why,
-                         sizeof(why), parent);
-    if (rv != APR_SUCCESS) {
-        svc__log(svc, PP_LOG_ERROR, "%s", why);
-        return rv;
+    if (cfg->listener) {
+        svc->listener = cfg->listener;    /* the service manager's: it removes the file */
+    }
+    else {
+        lo.address = cfg->listen;
+        lo.mode = cfg->socket_mode ? cfg->socket_mode : -1;
+        lo.group = cfg->socket_group;
+        lo.public_ok = svc_allow_explicit(svc->allow);
+        rv = svc_listen_open(&svc->listener, &svc->unix_path, &lo, (int)svc->cfg.max_clients,
+                             why, sizeof(why), parent);
+        if (rv != APR_SUCCESS) {
+            svc__log(svc, PP_LOG_ERROR, "%s", why);
+            return rv;
+        }
     }
     apr_socket_timeout_set(svc->listener, 0);    /* accept never waits */
     rv = apr_pollset_create(&svc->ps, svc->cfg.max_clients + 2, parent, APR_POLLSET_WAKEABLE);

@@ -21,13 +21,17 @@
 #include "parkpool/plugin.h"
 #include "allow.h"
 
+#include <apr_network_io.h>
 #include <apr_pools.h>
 #include <stdio.h>
 
 typedef struct svc_t svc_t;
 
 typedef struct svc_config_t {
-    const char  *listen;       /**< an address (listen.h) */
+    const char  *listen;       /**< an address (listen.h), or what listener is */
+    /** A socket already listening (socket activation): used instead of
+     *  binding listen, which then only names it for the log. */
+    apr_socket_t *listener;
     /** The task types clients may run; NULL: the default rule (allow.h).
      *  An explicit list also lets TCP listen off loopback. */
     const svc_allow_t *allow;

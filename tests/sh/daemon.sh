@@ -231,6 +231,30 @@ grep -q "cannot write results to /dev/full" "$work/log10" && ok "... and logged"
     || bad "no write error logged: $(cat "$work/log10")"
 pid=""
 
+# --- socket activation: the socket systemd passes (LISTEN_FDS) is used,
+# left in place at exit; one meant for another process is not ours
+if command -v systemd-socket-activate >/dev/null 2>&1; then
+    rm -f "$sockpath"
+    systemd-socket-activate -l "$sockpath" "$ppd" -P "$work/plugins" -j 1 -t 5 2> "$work/log12" &
+    pid=$!
+    i=0; while [ ! -S "$sockpath" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    echo "demo.echo activated" | "$ppd" --send "$sockpath" > "$work/acks12" 2>/dev/null
+    check "socket activation: served" "$(head -n 1 "$work/acks12")" "ok 1"
+    grep -q "listening on the socket systemd passed" "$work/log12" && ok "... on the passed socket" \
+        || bad "activation: $(cat "$work/log12")"
+    kill -TERM "$pid"; wait "$pid"; pid=""
+    [ -S "$sockpath" ] && ok "... which stays, systemd's to remove" || bad "the passed socket was removed"
+    rm -f "$sockpath"
+else
+    ok "socket activation: systemd-socket-activate not installed, skipped"
+fi
+LISTEN_PID=1 LISTEN_FDS=1 "$ppd" -l "$sock" -P "$work/plugins" -j 1 -t 5 2> "$work/log13" &
+pid=$!
+wait_for "$work/log13" "ready" || bad "daemon with another process's LISTEN_FDS: $(cat "$work/log13")"
+grep -q "listening on unix:$sockpath" "$work/log13" && ok "LISTEN_FDS for another pid is ignored" \
+    || bad "LISTEN_PID=1: $(cat "$work/log13")"
+kill -TERM "$pid"; wait "$pid"; pid=""
+
 # --- tcp:PORT is loopback only; an explicit list lets TCP go public
 port=$((20000 + $$ % 20000))
 "$ppd" -l "tcp:$port" -P "$work/plugins" -j 1 -t 5 2> "$work/log4" &

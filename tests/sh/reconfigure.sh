@@ -38,7 +38,7 @@ fi
 # every container): its syntax, and that the program it names exists
 # (its Documentation= man page is not on the system's man path here).
 if command -v systemd-analyze >/dev/null 2>&1; then
-    if out=$(systemd-analyze verify "$unit" 2>&1 | grep -v "man parkpoold(8)"); [ -z "$out" ]; then
+    if out=$(systemd-analyze verify "$unit" "${unit%.service}.socket" 2>&1 | grep -v "man parkpoold(8)"); [ -z "$out" ]; then
         ok "systemd-analyze verify: no complaint"
     else
         bad "systemd-analyze verify: $out"
