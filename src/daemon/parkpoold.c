@@ -225,8 +225,14 @@ int main(int argc, const char *const *argv)
     signal(SIGPIPE, SIG_IGN);    /* a client that hangs up is an error, not a death */
 
     rv = svc_create(&svc, &cfg, p);
-    if (rv != APR_SUCCESS)
-        return 2;    /* svc_create logged why */
+    if (rv != APR_SUCCESS) {
+        /* svc_create logged why; what it made goes with the pool (the
+         * registries' and the jobs' pools are unmanaged, so only this
+         * frees them). */
+        apr_pool_destroy(p);
+        apr_terminate();
+        return 2;
+    }
     /* The signals stay blocked from here: the pool's threads are made
      * with them blocked, and the watcher takes them. */
     rv = pp__sigwatch_start(sigs, 3, on_signal, svc);

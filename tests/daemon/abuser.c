@@ -87,6 +87,9 @@ int main(int argc, const char *const *argv)
             rv = apr_socket_recv(s, buf, &len);
             fwrite(buf, 1, len, stdout);
         } while (rv == APR_SUCCESS);
+        free(line);
+        fflush(stdout);
+        apr_terminate();
         return 0;
     }
     else {
