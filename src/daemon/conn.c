@@ -175,15 +175,14 @@ void svc__conn_close(svc_conn *c, const char *why)
     free(c->out);
     c->out = NULL;
     c->outoff = c->outlen = c->outcap = 0;
-    if (c->inflight == 0)
-        free_conn(c);
+    /* The record goes in svc__conns_tend(), once no job holds it: callers
+     * up the stack (a line being taken, an answer being queued) still
+     * look at it. */
 }
 
 void svc__conn_job_ended(svc_conn *c)
 {
     c->inflight--;
-    if (c->closed && c->inflight == 0)
-        free_conn(c);
 }
 
 /* One line: len bytes ending in its LF, a NUL after them. */
@@ -311,8 +310,11 @@ void svc__conns_tend(svc_t *svc, int now_reading)
     for (c = svc->conns; c; c = next) {
         apr_int16_t want = 0;
         next = c->next;
-        if (c->closed)
+        if (c->closed) {
+            if (c->inflight == 0)
+                free_conn(c);
             continue;
+        }
         if (c->inlen > 0 && may_take(c))
             take_lines(c);    /* what waited for a job to end */
         if (c->closed)

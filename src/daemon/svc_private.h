@@ -105,13 +105,13 @@ void svc__conn_event(svc_conn *c, apr_int16_t rtnevents);
 void svc__conn_say(svc_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void svc__conn_say_bytes(svc_conn *c, const char *prefix, const char *data, apr_size_t len);
 /** Close the socket (after a last "error: WHY" when why is set); the
- *  record stays until its jobs have ended. */
+ *  record stays until its jobs have ended and svc__conns_tend() frees it. */
 void svc__conn_close(svc_conn *c, const char *why);
 /** After events and hand-backs: write what waits, close what is done or
- *  idle, and poll each for what it needs now. now_reading: 0 once the
- *  service stopped accepting. */
+ *  idle, free what is closed and no job holds, and poll each for what it
+ *  needs now. now_reading: 0 once the service stopped accepting. */
 void svc__conns_tend(svc_t *svc, int now_reading);
-/** A job of c ended (the loop's thread): free c if it was its last. */
+/** A job of c ended (the loop's thread). */
 void svc__conn_job_ended(svc_conn *c);
 
 /* job.c */
