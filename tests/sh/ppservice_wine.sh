@@ -20,7 +20,7 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-. "${top_srcdir:-$(dirname "$0")/../../..}/tests/support/testlib.sh"
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/support/testlib.sh"
 # The service's state from sc query: "STOPPED", "STOP_PENDING", ...
 state() { wine sc query parkpool 2>/dev/null | tr -d '\r' | sed -n 's/.*STATE *: *[0-9]* *\([A-Z_]*\).*/\1/p'; }
 field() { wine sc query parkpool 2>/dev/null | tr -d '\r' | sed -n "s/.*$1 *: *\([0-9]*\).*/\1/p"; }
