@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "registry_private.h"
+#include "fresh.h"
 #include "core/fault.h"
 #include "os/os.h"
 
@@ -94,7 +95,10 @@ static apr_status_t load(pp_registry_t *reg, const char *path, apr_pool_t *p,
         return PP_EPLUGIN;
     }
     dso = NULL;
-    rv = pp__fault_hit(PP__FAULT_DSO_LOAD) ? APR_ENOMEM : apr_dso_load(&dso, path, p);
+    /* By a name that gets the file at path now, not a module loaded from
+     * an older file there (fresh.h). */
+    rv = pp__fault_hit(PP__FAULT_DSO_LOAD) ? APR_ENOMEM
+                                           : apr_dso_load(&dso, pp__fresh_name(path, p), p);
     if (rv != APR_SUCCESS)
         return dso_failure(rv, dso, path, err, errlen);
     rv = apr_dso_sym(&sym, dso, "pp_plugin_entry");

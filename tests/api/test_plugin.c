@@ -472,6 +472,65 @@ static void expect_split(const char *text, apr_status_t want, const char *type, 
     }
 }
 
+static const char *version_at(pp_registry_t **reg, const char *path, apr_pool_t *p)
+{
+    char err[512];
+    const pp_plugin_info_t *info;
+
+    T_OK_FATAL(pp_registry_create(reg, p));
+    T_OK_FATAL(pp_registry_load(*reg, path, err, sizeof(err)));
+    info = pp_registry_owner(*reg, pp_registry_find(*reg, "good.echo"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(info);
+    CU_ASSERT_STRING_EQUAL(info->path, path);    /* as given, whatever name loaded it */
+    return info->version;
+}
+
+/* A plugin file renamed over one that a registry still holds: the next
+ * load gets the new file, not the module the dynamic loader has under
+ * that name (a daemon's reload under load); the same file again shares
+ * its module; once the old module is gone its name is free again. */
+static void test_load_replaced_file(void)
+{
+    apr_pool_t *p, *p1, *p2, *p3, *p4;
+    pp_registry_t *r1, *r2, *r3, *r4;
+    const char *dir, *path, *staged;
+
+    if (!t_os_module_replaceable()) {
+        CU_PASS("this OS answers a loaded module's name with that module");
+        return;
+    }
+    apr_pool_create(&p, t_root);
+    T_OK_FATAL(apr_temp_dir_get(&dir, p));
+    path = apr_psprintf(p, "%s/pp-fresh-%" APR_TIME_T_FMT "%s", dir, apr_time_now(),
+                        t_os_dso_suffix());
+    staged = apr_pstrcat(p, path, ".new", NULL);
+    T_OK_FATAL(apr_file_copy(plugin(p, "tp_good"), path, APR_FPROT_FILE_SOURCE_PERMS, p));
+    apr_pool_create(&p1, p);
+    CU_ASSERT_STRING_EQUAL(version_at(&r1, path, p1), "1.2.3");
+
+    T_OK_FATAL(apr_file_copy(plugin(p, "tp_good2"), staged, APR_FPROT_FILE_SOURCE_PERMS, p));
+    T_OK_FATAL(apr_file_rename(staged, path, p));
+    apr_pool_create(&p2, p);
+    CU_ASSERT_STRING_EQUAL(version_at(&r2, path, p2), "2.0.0");
+    apr_pool_create(&p3, p);
+    CU_ASSERT_STRING_EQUAL(version_at(&r3, path, p3), "2.0.0");
+    /* Both versions run side by side, each its own code. */
+    CU_ASSERT_STRING_EQUAL(version_at(&r4, path, p3), "2.0.0");
+    CU_ASSERT_STRING_EQUAL(pp_registry_owner(r1, pp_registry_find(r1, "good.echo"))->version,
+                           "1.2.3");
+    apr_pool_destroy(p1);
+    apr_pool_destroy(p2);
+    apr_pool_destroy(p3);
+    /* Back to the first version, by rename, with nothing loaded. */
+    T_OK_FATAL(apr_file_copy(plugin(p, "tp_good"), staged, APR_FPROT_FILE_SOURCE_PERMS, p));
+    T_OK_FATAL(apr_file_rename(staged, path, p));
+    apr_pool_create(&p4, p);
+    CU_ASSERT_STRING_EQUAL(version_at(&r4, path, p4), "1.2.3");
+    apr_pool_destroy(p4);
+    apr_file_remove(path, p);
+    apr_pool_destroy(p);
+}
+
 static void test_job_line_split(void)
 {
     char *t, *a;
@@ -519,6 +578,8 @@ void t_register_plugin(void)
     CU_add_test(s, "unload while a task runs: types at once, code after it", test_unload_while_running);
     CU_add_test(s, "load and unload 50 times with tasks in flight", test_unload_cycles);
     CU_add_test(s, "cancelled plugin tasks are released", test_cancelled_plugin_tasks_release);
+    CU_add_test(s, "a file renamed over a loaded one: the next load gets the new file",
+                test_load_replaced_file);
     CU_add_test(s, "job lines: TYPE ARG, blanks, comments", test_job_line_split);
     CU_add_test(s, "job records keep their newlines", test_job_record_split);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A valid test plugin: "good.echo", "good.num" (parses a number), and
- * "good.block" (blocks until the test's flag at the given address is set). */
+ * "good.block" (blocks until the test's flag at the given address is set).
+ * Built twice: tp_good (1.2.3) and tp_good2 (TP_GOOD_VERSION 2.0.0, whose
+ * good.echo says "v2: " first), for reloads. */
 #include "config.h"
 #include "parkpool/plugin.h"
 
@@ -11,9 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#ifndef TP_GOOD_VERSION
+#define TP_GOOD_VERSION "1.2.3"
+#define TP_GOOD_PREFIX ""
+#else
+#define TP_GOOD_PREFIX "v2: "
+#endif
+
 static apr_status_t echo_run(void *arg, pp_task_ctx_t *ctx)
 {
-    pp_task_emit(ctx, arg);
+    char line[1024];
+
+    apr_snprintf(line, sizeof(line), "%s%s", TP_GOOD_PREFIX, (const char *)arg);
+    pp_task_emit(ctx, line);
     return APR_SUCCESS;
 }
 
@@ -80,4 +92,4 @@ static apr_status_t good_init(pp_registry_t *reg)
     return rv;
 }
 
-PP_PLUGIN_DEFINE("good", "1.2.3", good_init);
+PP_PLUGIN_DEFINE("good", TP_GOOD_VERSION, good_init);

@@ -289,6 +289,30 @@ kill -TERM "$pid"; wait "$pid"
 check "... and it drains and exits 0" "$?" 0
 pid=""
 
+# --- a plugin replaced by rename, then SIGHUP while the old load still
+# runs a task: new tasks run the new file's code
+mkdir "$work/plugins2"
+cp "$top_builddir/plugins/.libs/demo.so" "$work/plugins2/"
+cp "$top_builddir/tests/plugins/.libs/tp_good.so" "$work/plugins2/good.so"
+"$ppd" -l "$sock" -P "$work/plugins2" -j 2 -t 5 --allow 'demo.*,good.*' 2> "$work/log15" &
+pid=$!
+wait_for "$work/log15" "ready" || bad "daemon for the rename did not start: $(cat "$work/log15")"
+echo "good.echo before" | "$ppd" --send "$sock" --task-output > "$work/acks15" 2>/dev/null
+check "version 1 runs" "$(grep '^out ' "$work/acks15" | cut -d' ' -f3-)" "before"
+echo "demo.sleep 1500" | "$ppd" --send "$sock" --no-wait > /dev/null 2>&1
+cp "$top_builddir/tests/plugins/.libs/tp_good2.so" "$work/plugins2/good.so.new"
+mv "$work/plugins2/good.so.new" "$work/plugins2/good.so"
+kill -HUP "$pid"
+wait_for "$work/log15" "reload:" || bad "no reload: $(cat "$work/log15")"
+grep -q "reload: good 1.2.3 -> 2.0.0" "$work/log15" && ok "the reload sees the new version" \
+    || bad "reload after a rename: $(grep reload: "$work/log15")"
+echo "good.echo after" | "$ppd" --send "$sock" --task-output > "$work/acks15" 2>/dev/null
+check "new tasks run the new file's code, the old load still busy" \
+    "$(grep '^out ' "$work/acks15" | cut -d' ' -f3-)" "v2: after"
+kill -TERM "$pid"; wait "$pid"
+check "... and it drains and exits 0" "$?" 0
+pid=""
+
 # --- tcp:PORT is loopback only; an explicit list lets TCP go public
 port=$((20000 + $$ % 20000))
 "$ppd" -l "tcp:$port" -P "$work/plugins" -j 1 -t 5 2> "$work/log4" &

@@ -53,6 +53,11 @@ int t_os_module_loaded(const char *path);
  * ("X.DLL" is a module on Windows; "x.SO" is none on POSIX). */
 int t_os_module_suffix_ignores_case(void);
 
+/* Whether a file renamed over a loaded module can be loaded while that
+ * module stays (the dynamic loader tells files apart by identity: glibc);
+ * Windows keeps a loaded DLL's file and answers its name with it. */
+int t_os_module_replaceable(void);
+
 /* A file name in the temporary folder that holds a backslash (one the
  * hash plugin must escape): in the name on POSIX, as the separator on
  * Windows. */

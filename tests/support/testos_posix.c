@@ -127,6 +127,11 @@ int t_os_module_suffix_ignores_case(void)
     return 0;
 }
 
+int t_os_module_replaceable(void)
+{
+    return 1;
+}
+
 const char *t_os_backslash_path(apr_pool_t *p)
 {
     return apr_psprintf(p, "%s/pp_back\\slash.%ld", t_os_tmpdir(), t_os_pid());

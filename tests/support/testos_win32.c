@@ -161,6 +161,11 @@ int t_os_module_suffix_ignores_case(void)
     return 1;
 }
 
+int t_os_module_replaceable(void)
+{
+    return 0;
+}
+
 const char *t_os_backslash_path(apr_pool_t *p)
 {
     return apr_psprintf(p, "%s\\pp_escape.%ld", t_os_tmpdir(), t_os_pid());
