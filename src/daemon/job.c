@@ -62,7 +62,7 @@ static void job_release(void *arg)
 /* Keep a line of j's output for its client (a worker's thread). */
 static void capture(svc_job *j, const char *line)
 {
-    apr_size_t n = strlen(line) + 1;
+    apr_size_t n = strlen(line) + 1, i;
 
     if (j->truncated)
         return;
@@ -83,6 +83,11 @@ static void capture(svc_job *j, const char *line)
         j->outcap = cap;
     }
     memcpy(j->out + j->outlen, line, n);    /* NUL-separated */
+    /* A line with line breaks in it (one pp_task_emit() of several
+     * lines) is that many lines: an "out" line must hold one. */
+    for (i = j->outlen; i < j->outlen + n; i++)
+        if (j->out[i] == '\n')
+            j->out[i] = '\0';
     j->outlen += n;
 }
 

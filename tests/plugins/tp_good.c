@@ -2,7 +2,7 @@
 /* A valid test plugin: "good.echo", "good.num" (parses a number), and
  * "good.block" (blocks until the test's flag at the given address is set).
  * Built twice: tp_good (1.2.3) and tp_good2 (TP_GOOD_VERSION 2.0.0, whose
- * good.echo says "v2: " first), for reloads. */
+ * good.echo says "v2: " first and breaks lines at '|'), for reloads. */
 #include "config.h"
 #include "parkpool/plugin.h"
 
@@ -20,11 +20,16 @@
 #define TP_GOOD_PREFIX "v2: "
 #endif
 
+/* Version 2 also turns each '|' into a LF, all in one pp_task_emit(): a
+ * "line" with line breaks in it, which a host must not pass on as one. */
 static apr_status_t echo_run(void *arg, pp_task_ctx_t *ctx)
 {
-    char line[1024];
+    char line[1024], *c;
 
     apr_snprintf(line, sizeof(line), "%s%s", TP_GOOD_PREFIX, (const char *)arg);
+    for (c = line; *TP_GOOD_PREFIX && *c; c++)
+        if (*c == '|')
+            *c = '\n';
     pp_task_emit(ctx, line);
     return APR_SUCCESS;
 }

@@ -306,9 +306,12 @@ kill -HUP "$pid"
 wait_for "$work/log15" "reload:" || bad "no reload: $(cat "$work/log15")"
 grep -q "reload: good 1.2.3 -> 2.0.0" "$work/log15" && ok "the reload sees the new version" \
     || bad "reload after a rename: $(grep reload: "$work/log15")"
-echo "good.echo after" | "$ppd" --send "$sock" --task-output > "$work/acks15" 2>/dev/null
+echo "good.echo after|and a line break" | "$ppd" --send "$sock" --task-output > "$work/acks15" 2>/dev/null
 check "new tasks run the new file's code, the old load still busy" \
-    "$(grep '^out ' "$work/acks15" | cut -d' ' -f3-)" "v2: after"
+    "$(grep '^out ' "$work/acks15" | head -n 1 | cut -d' ' -f3-)" "v2: after"
+check "an emitted line with a line break comes back as two out lines" \
+    "$(grep -c '^out ' "$work/acks15"):$(grep '^out ' "$work/acks15" | tail -n 1 | cut -d' ' -f3-)" \
+    "2:and a line break"
 kill -TERM "$pid"; wait "$pid"
 check "... and it drains and exits 0" "$?" 0
 pid=""
