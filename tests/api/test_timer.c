@@ -100,6 +100,23 @@ static void wait_for(volatile apr_uint32_t *v, apr_uint32_t n)
 /* A one-shot timer runs once, not before its delay; its group waits for
  * it; its release runs once; it counts as one task; no handle: its
  * memory goes by itself (the sanitizer runs see a leak otherwise). */
+/* The end of each test: every task accounted for, the pool and its
+ * memory gone. */
+static void finish(pp_pool_t *pool, apr_pool_t *p)
+{
+    t_assert_accounted(pool);
+    pp_pool_destroy(pool);
+    apr_pool_destroy(p);
+}
+
+/* ... after a drain, for a test in which nothing failed or was dropped. */
+static void drain_clean(pp_pool_t *pool, apr_pool_t *p, const ticker *reports)
+{
+    T_EQ(reports->cancelled_seen + reports->errors, 0);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    finish(pool, p);
+}
+
 static void test_one_shot(void)
 {
     apr_pool_t *p;
@@ -130,11 +147,7 @@ static void test_one_shot(void)
     T_EQ(st.timers, 0);
     T_EQ(st.submitted, 1);
     T_EQ(st.completed, 1);
-    T_EQ(rep.cancelled_seen + rep.errors, 0);
-    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    t_assert_accounted(pool);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
+    drain_clean(pool, p, &rep);
 }
 
 /* A periodic timer runs again and again, one run at a time even with
@@ -169,11 +182,7 @@ static void test_periodic_one_at_a_time(void)
     apr_sleep(apr_time_from_msec(30));
     T_EQ(k.runs, runs);
     T_EQ(k.most_inside, 1);
-    T_EQ(rep.cancelled_seen + rep.errors, 0);
-    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    t_assert_accounted(pool);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
+    drain_clean(pool, p, &rep);
 }
 
 /* Ticks missed while a run could not start (the pool paused) are
@@ -208,9 +217,7 @@ static void test_missed_ticks_skipped(void)
     CU_ASSERT(rv == APR_SUCCESS || rv == APR_EBUSY);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     T_EQ(k.released, 1);
-    t_assert_accounted(pool);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
+    finish(pool, p);
 }
 
 /* Cancel before the time: APR_SUCCESS, released at once, never runs, the
@@ -261,11 +268,7 @@ static void test_cancel(void)
     T_OK(pp_timer_cancel(timer));    /* ended: gives the handle back */
     T_EQ(k.released, 3);
     T_STATUS(pp_timer_cancel(NULL), APR_EINVAL);
-    T_EQ(rep.cancelled_seen + rep.errors, 0);
-    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    t_assert_accounted(pool);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
+    drain_clean(pool, p, &rep);
 }
 
 /* A run cancels its own timer (reading the handle the schedule wrote
@@ -291,9 +294,7 @@ static void test_cancel_from_own_run(void)
     T_STATUS(k.self_rv, APR_EBUSY);
     T_EQ(k.released, 1);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    t_assert_accounted(pool);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
+    finish(pool, p);
 }
 
 /* A timer due sooner than the one the timer thread sleeps to wakes it:
@@ -320,9 +321,7 @@ static void test_earlier_timer_wakes(void)
     T_EQ(k.runs, 1);
     T_OK(pp_timer_cancel(later));
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    t_assert_accounted(pool);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
+    finish(pool, p);
 }
 
 /* Many timers with random delays, scheduled from several threads at
@@ -439,9 +438,7 @@ static void test_idle_timers_cost_nothing(void)
     T_EQ(k.runs, 0);
     for (i = 1; i < 100; i += 2)
         T_OK(pp_timer_cancel(timer[i]));    /* handles given back */
-    t_assert_accounted(pool);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
+    finish(pool, p);
 }
 
 /* A drain runs no further ticks: it does not wait for timers to come
@@ -483,9 +480,7 @@ static void test_shutdown_drops_ticks(void)
         T_OK(pp_group_wait(g, 0));
         T_STATUS(pp_group_status(g), PP_ECANCELLED);
         T_STATUS(pp_schedule(NULL, pool, &t, 0, 0, NULL), PP_ESHUTDOWN);
-        t_assert_accounted(pool);
-        pp_pool_destroy(pool);
-        apr_pool_destroy(p);
+        finish(pool, p);
     }
 }
 
@@ -527,9 +522,7 @@ static void test_group_cancel_drops_timers(void)
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     T_OK(pp_group_wait(other, 0));
     T_EQ(per.released, 2);
-    t_assert_accounted(pool);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
+    finish(pool, p);
 }
 
 static apr_status_t nop(void *arg, pp_task_ctx_t *ctx)
