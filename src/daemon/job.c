@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A client's task (svc_private.h): made on the loop's thread from a line,
- * run by a worker, handed back to the loop when it has ended, answered
- * there ("done ID ..."), freed there. Workers touch only the job itself
- * and the hand-back list, so connections need no lock.
- *
- * The type is the current registry's; the job holds its load (svc_gen)
- * so that a reload unloads the old plugins only after their last job.
+ * given to the engine (engine.h), handed back to the loop by the engine's
+ * sink when it has ended, answered there ("done ID ..."), freed there.
+ * The sink, on whatever thread the engine calls it, touches only the job
+ * itself and the hand-back list, so connections need no lock.
  */
 #include "svc_private.h"
 
@@ -21,31 +19,18 @@
  * in-flight limit what a connection can be made to hold. */
 #define MAX_JOB_OUTPUT (1024 * 1024)
 
-/* The job the calling worker runs, for the output hook. */
-static _Thread_local svc_job *current;
-
-static apr_status_t job_run(void *arg, pp_task_ctx_t *ctx)
+/* j has ended (any thread): hand it back to the loop. The loop is woken
+ * only by the push that finds the list empty: it takes the whole list
+ * each time. */
+static void job_done(void *job, int outcome, const char *why, void *baton)
 {
-    svc_job *j = arg;
-
-    current = j;
-    j->ran = 1;
-    j->status = j->type->run(j->arg, ctx);
-    current = NULL;
-    return j->status;
-}
-
-/* Called once, after job_run or instead of it (a cancel dropped the job):
- * hand the job back to the loop. The loop is woken only by the push that
- * finds the list empty: it takes the whole list each time. */
-static void job_release(void *arg)
-{
-    svc_job *j = arg;
-    svc_t *svc = j->svc;
+    svc_job *j = job;
+    svc_t *svc = baton;
     int first;
 
-    if (j->type->release)
-        j->type->release(j->arg);
+    j->outcome = outcome;
+    if (why)
+        apr_cpystrn(j->why, why, sizeof(j->why));
     j->next = NULL;
     apr_thread_mutex_lock(svc->done_lock);
     first = svc->done_head == NULL;
@@ -91,17 +76,18 @@ static void capture(svc_job *j, const char *line)
     j->outlen += n;
 }
 
-void svc__job_output(const char *line, const char *task_name, void *baton)
+/* A line of j's output (any thread, before j's end). */
+static void job_output(void *job, const char *line, void *baton)
 {
     svc_t *svc = baton;
-    svc_job *j = current;
+    svc_job *j = job;
 
-    if (j && j->forward) {
+    if (j->forward) {
         capture(j, line);
         return;
     }
     if (!svc->out) {
-        svc__log(svc, PP_LOG_INFO, "%s: %s", task_name, line);
+        svc__log(svc, PP_LOG_INFO, "%s: %s", j->type_name, line);
         return;
     }
     /* Whole lines, one task's line never cut by another's. */
@@ -114,13 +100,19 @@ void svc__job_output(const char *line, const char *task_name, void *baton)
     apr_thread_mutex_unlock(svc->out_lock);
 }
 
+void svc__job_sink(svc_t *svc, svc_sink_t *sink)
+{
+    sink->output = job_output;
+    sink->done = job_done;
+    sink->baton = svc;
+}
+
 void svc__job_submit(svc_conn *c, const char *type_name, const char *text)
 {
     svc_t *svc = c->svc;
-    const pp_task_type_t *type;
+    svc_engine_t *e = svc->engine;
     const pp_task_type_t *similar;
-    pp_task_t task;
-    apr_pool_t *p;
+    apr_size_t len = strlen(type_name);
     svc_job *j;
     char msg[256];
     apr_status_t rv;
@@ -131,10 +123,9 @@ void svc__job_submit(svc_conn *c, const char *type_name, const char *text)
                       type_name);
         return;
     }
-    type = pp_registry_find(svc->gen->reg, type_name);
-    if (!type) {
+    if (!e->ops->find(e, type_name)) {
         svc->refused++;
-        if ((similar = pp_registry_suggest(svc->gen->reg, type_name)) != NULL
+        if ((similar = e->ops->suggest(e, type_name)) != NULL
             && svc_allow_permits(svc->allow, similar->name))
             svc__conn_say(c, "error: unknown task type '%s' (did you mean '%s'?)", type_name,
                           similar->name);
@@ -142,50 +133,29 @@ void svc__job_submit(svc_conn *c, const char *type_name, const char *text)
             svc__conn_say(c, "error: unknown task type '%s'", type_name);
         return;
     }
-    if ((rv = apr_pool_create(&p, svc->task_root)) != APR_SUCCESS) {
+    if (!(j = calloc(1, sizeof(*j) + len + 1))) {
         svc->refused++;
-        svc__conn_say(c, "error: %s", pp_strerror(rv, msg, sizeof(msg)));
+        svc__conn_say(c, "error: %s", pp_strerror(APR_ENOMEM, msg, sizeof(msg)));
         return;
     }
-    j = apr_pcalloc(p, sizeof(*j));
-    j->p = p;
+    memcpy(j->type_name, type_name, len + 1);
     j->svc = svc;
     j->conn = c;
-    j->gen = svc->gen;
-    j->type = type;
     j->forward = c->want_output && !c->nowait;
     j->quiet = c->nowait;
-    /* The parse runs here, on the loop's thread, which is also the one
-     * that unloads plugins: the plugin cannot go meanwhile. */
-    rv = type->parse ? type->parse(&j->arg, text, p) : APR_SUCCESS;
-    if (!type->parse)
-        j->arg = apr_pstrdup(p, text);
+    j->id = svc->next_id + 1;
+    /* Counted before run(): the sink may hand it back before run()
+     * returns, and its end is collected on this thread only. */
+    rv = e->ops->run(e, j, j->id, type_name, text);
     if (rv != APR_SUCCESS) {
         svc->refused++;
         svc__conn_say(c, "error: %s %s: %s", type_name, text, pp_strerror(rv, msg, sizeof(msg)));
-        apr_pool_destroy(p);
+        free(j);
         return;
     }
-    j->id = ++svc->next_id;
-    memset(&task, 0, sizeof(task));
-    task.fn = job_run;
-    task.arg = j;
-    task.release = job_release;
-    task.name = type->name;
-    /* The pool is unbounded: the service bounds what each client has in
-     * flight instead (conn.c stops reading it), so this never waits. */
-    rv = pp_submit_task(svc->pool, &task, NULL, 0);
-    if (rv != APR_SUCCESS) {
-        svc->refused++;
-        svc__conn_say(c, "error: %s %s: %s", type_name, text, pp_strerror(rv, msg, sizeof(msg)));
-        if (type->release)
-            type->release(j->arg);
-        apr_pool_destroy(p);
-        return;
-    }
+    svc->next_id++;
     svc->accepted++;
     svc->inflight++;
-    j->gen->inflight++;
     c->inflight++;
     svc__conn_say(c, "ok %" APR_UINT64_T_FMT, j->id);
 }
@@ -194,7 +164,6 @@ void svc__job_submit(svc_conn *c, const char *type_name, const char *text)
 static void finish(svc_t *svc, svc_job *j)
 {
     svc_conn *c = j->conn;
-    char msg[256];
 
     if (!c->closed && !j->quiet) {
         apr_size_t off = 0;
@@ -208,20 +177,22 @@ static void finish(svc_t *svc, svc_job *j)
         if (j->truncated)
             svc__conn_say(c, "out %" APR_UINT64_T_FMT " [output cut at %d bytes]", j->id,
                           MAX_JOB_OUTPUT);
-        if (!j->ran)
-            svc__conn_say(c, "done %" APR_UINT64_T_FMT " cancelled", j->id);
-        else if (j->status == APR_SUCCESS)
+        if (j->outcome == SVC_OUTCOME_OK)
             svc__conn_say(c, "done %" APR_UINT64_T_FMT " ok", j->id);
-        else if (j->status == PP_ECANCELLED)
+        else if (j->outcome == SVC_OUTCOME_CANCELLED)
             svc__conn_say(c, "done %" APR_UINT64_T_FMT " cancelled", j->id);
         else
-            svc__conn_say(c, "done %" APR_UINT64_T_FMT " failed: %s", j->id,
-                          pp_strerror(j->status, msg, sizeof(msg)));
+            svc__conn_say(c, "done %" APR_UINT64_T_FMT " failed: %s", j->id, j->why);
     }
+    if (j->outcome == SVC_OUTCOME_OK)
+        svc->ok++;
+    else if (j->outcome == SVC_OUTCOME_CANCELLED)
+        svc->cancelled++;
+    else
+        svc->failed++;
     free(j->out);
+    free(j);
     svc->inflight--;
-    svc__gen_release(svc, j->gen);
-    apr_pool_destroy(j->p);
     svc__conn_job_ended(c);
 }
 

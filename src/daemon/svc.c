@@ -4,21 +4,14 @@
  * the clients with an APR pollset, makes a job of each line (job.c),
  * answers it, and passes each job's outcome back to its client when a
  * worker hands it back (conn.c). The loop never waits for anything but
- * the poll: the pool is unbounded, each client's tasks in flight are
- * bounded instead, and sockets are non-blocking. svc_stop(), svc_reload()
- * and a job's end wake it through apr_pollset_wakeup(). Everything here
- * is APR, so both hosts share it as it is.
- *
- * Lifetimes: the registries live in a pool created before the parkpool
- * pool's, so that however the parent pool goes, the workers drain and stop
- * before any plugin is unloaded (APR destroys subpools newest first).
- * A registry replaced by svc_reload() is destroyed (its plugins unloaded,
- * its memory freed) when the last job that uses its types has ended, so
- * reloads under load neither run old code for new tasks nor pile up.
+ * the poll: the engine (engine.h) takes every job at once, each client's
+ * tasks in flight are bounded instead, and sockets are non-blocking.
+ * svc_stop(), svc_reload() and a job's end wake it through
+ * apr_pollset_wakeup(). Everything here is APR, so both hosts share it as
+ * it is.
  */
 #include "svc_private.h"
 #include "listen.h"
-#include "plugin/task_root.h"
 
 #include <apr_atomic.h>
 #include <apr_file_io.h>
@@ -31,146 +24,37 @@
 #define DEFAULT_MAX_CLIENTS   64
 #define DEFAULT_MAX_INFLIGHT  256
 #define DEFAULT_IDLE_TIMEOUT  apr_time_from_sec(60)
+/* What the tasks still running when a drain times out get to stop. */
+#define CANCEL_GRACE apr_time_from_sec(2)
 /* The poll's longest sleep: idle clients are looked for this often. */
 #define TICK apr_time_from_msec(500)
 
-void svc__log(const svc_t *svc, int level, const char *fmt, ...)
+static void vlogf(svc_log_fn log, void *baton, int level, const char *fmt, va_list ap)
 {
     char msg[1024];
+
+    if (!log)
+        return;
+    apr_vsnprintf(msg, sizeof(msg), fmt, ap);
+    log(level, msg, baton);
+}
+
+void svc_logf(svc_log_fn log, void *baton, int level, const char *fmt, ...)
+{
     va_list ap;
 
-    if (!svc->cfg.log)
-        return;
     va_start(ap, fmt);
-    apr_vsnprintf(msg, sizeof(msg), fmt, ap);
+    vlogf(log, baton, level, fmt, ap);
     va_end(ap);
-    svc->cfg.log(level, msg, svc->cfg.baton);
 }
 
-/* ------------------------------------------------------------ pool hooks */
-
-static void on_task_error(apr_status_t status, const char *task_name, void *baton)
+void svc__log(const svc_t *svc, int level, const char *fmt, ...)
 {
-    char msg[256];
+    va_list ap;
 
-    svc__log(baton, status == PP_ECANCELLED ? PP_LOG_INFO : PP_LOG_WARN, "task %s %s: %s",
-             task_name, status == PP_ECANCELLED ? "cancelled" : "failed",
-             pp_strerror(status, msg, sizeof(msg)));
-}
-
-static void on_pool_log(int level, const char *message, void *baton)
-{
-    svc__log(baton, level, "pool: %s", message);
-}
-
-/* ------------------------------------------------------------ plugins */
-
-static apr_status_t load_gen(svc_t *svc, svc_gen **out)
-{
-    apr_pool_t *p;
-    svc_gen *gen;
-    char err[8192], *line, *last;
-    apr_status_t rv;
-
-    apr_pool_create(&p, svc->regs_p);
-    gen = apr_pcalloc(p, sizeof(*gen));
-    gen->p = p;
-    rv = pp_registry_create(&gen->reg, p);
-    if (rv != APR_SUCCESS) {
-        apr_pool_destroy(p);
-        return rv;
-    }
-    err[0] = '\0';
-    rv = pp_registry_load_dir(gen->reg, svc->cfg.plugin_dir, err, sizeof(err));
-    for (line = apr_strtok(err, "\n", &last); line; line = apr_strtok(NULL, "\n", &last))
-        svc__log(svc, PP_LOG_WARN, "plugins: %s", line);
-    if (pp_registry_count(gen->reg) == 0) {
-        /* A folder gone or emptied by mistake must not leave the service
-         * unable to run anything: the caller keeps what it had. */
-        apr_pool_destroy(p);
-        return rv != APR_SUCCESS ? rv : PP_ENOTYPE;
-    }
-    svc__log(svc, PP_LOG_INFO, "plugins: %" APR_SIZE_T_FMT " task types from %s",
-             pp_registry_count(gen->reg), svc->cfg.plugin_dir);
-    *out = gen;
-    return APR_SUCCESS;
-}
-
-/* Each plugin of reg, "name version", keyed by name. */
-static apr_hash_t *plugins_of(pp_registry_t *reg, apr_pool_t *p)
-{
-    apr_hash_t *h = apr_hash_make(p);
-    apr_size_t i;
-
-    for (i = 0; i < pp_registry_count(reg); i++) {
-        const pp_plugin_info_t *info = pp_registry_owner(reg, pp_registry_type(reg, i));
-        if (info && info->name)
-            apr_hash_set(h, info->name, APR_HASH_KEY_STRING,
-                         info->version ? info->version : "?");
-    }
-    return h;
-}
-
-/* Log what a reload changed: plugins added, gone, or of another version. */
-static void log_changes(svc_t *svc, pp_registry_t *old, pp_registry_t *now)
-{
-    apr_pool_t *p;
-    apr_hash_t *before, *after;
-    apr_hash_index_t *hi;
-    const char *said = "";
-
-    apr_pool_create(&p, svc->p);
-    before = plugins_of(old, p);
-    after = plugins_of(now, p);
-    for (hi = apr_hash_first(p, after); hi; hi = apr_hash_next(hi)) {
-        const char *name = apr_hash_this_key(hi), *version = apr_hash_this_val(hi);
-        const char *was = apr_hash_get(before, name, APR_HASH_KEY_STRING);
-        if (!was)
-            said = apr_psprintf(p, "%s, %s %s added", said, name, version);
-        else if (strcmp(was, version) != 0)
-            said = apr_psprintf(p, "%s, %s %s -> %s", said, name, was, version);
-    }
-    for (hi = apr_hash_first(p, before); hi; hi = apr_hash_next(hi))
-        if (!apr_hash_get(after, apr_hash_this_key(hi), APR_HASH_KEY_STRING))
-            said = apr_psprintf(p, "%s, %s removed", said, (const char *)apr_hash_this_key(hi));
-    svc__log(svc, PP_LOG_INFO, "reload: %s", *said ? said + 2 : "no plugin added, removed or "
-             "of another version (each loaded again from its file)");
-    apr_pool_destroy(p);
-}
-
-/* Destroying the registry's pool unloads its plugins: no job of it is
- * queued or running any more. */
-static void drop_gen(svc_t *svc, svc_gen *gen)
-{
-    svc__log(svc, PP_LOG_INFO, "plugins: the old load unloaded");
-    apr_pool_destroy(gen->p);
-}
-
-void svc__gen_release(svc_t *svc, svc_gen *gen)
-{
-    if (--gen->inflight == 0 && gen->retired)
-        drop_gen(svc, gen);
-}
-
-static void do_reload(svc_t *svc)
-{
-    svc_gen *gen, *old = svc->gen;
-    char msg[256];
-    apr_status_t rv = load_gen(svc, &gen);
-
-    if (rv != APR_SUCCESS) {
-        svc__log(svc, PP_LOG_ERROR, "reload of %s failed (%s): the old plugins stay",
-                 svc->cfg.plugin_dir, pp_strerror(rv, msg, sizeof(msg)));
-        return;
-    }
-    log_changes(svc, old->reg, gen->reg);
-    svc->gen = gen;
-    old->retired = 1;
-    if (old->inflight == 0)
-        drop_gen(svc, old);
-    else
-        svc__log(svc, PP_LOG_INFO, "plugins: the old load stays for its %" APR_UINT64_T_FMT
-                 " task%s in flight", old->inflight, old->inflight == 1 ? "" : "s");
+    va_start(ap, fmt);
+    vlogf(svc->cfg.log, svc->cfg.baton, level, fmt, ap);
+    va_end(ap);
 }
 
 /* ------------------------------------------------------------ the service */
@@ -178,10 +62,10 @@ static void do_reload(svc_t *svc)
 apr_status_t svc_create(svc_t **out, const svc_config_t *cfg, apr_pool_t *parent)
 {
     svc_t *svc;
-    pp_config_t pcfg;
     svc_listen_opts_t lo;
     svc_allow_t *allow;
     apr_status_t rv;
+    int started = 1;
     char msg[256], why[768];
 
     if (!out || !cfg || !cfg->listen || !cfg->plugin_dir || !parent)
@@ -201,17 +85,20 @@ apr_status_t svc_create(svc_t **out, const svc_config_t *cfg, apr_pool_t *parent
         svc->allow = allow;
     else
         return rv;
-    /* Before the pool's own pool: see the top of this file. */
-    apr_pool_create(&svc->regs_p, parent);
-    rv = load_gen(svc, &svc->gen);
-    if (rv != APR_SUCCESS) {
-        svc__log(svc, PP_LOG_ERROR, "no plugins in %s: %s", cfg->plugin_dir,
-                 pp_strerror(rv, msg, sizeof(msg)));
-        return rv;
+    if (cfg->engine) {
+        svc->engine = cfg->engine;
     }
-    rv = pp__task_root_create(&svc->task_root, parent);
-    if (rv == APR_SUCCESS)
-        rv = apr_thread_mutex_create(&svc->out_lock, APR_THREAD_MUTEX_DEFAULT, parent);
+    else {
+        svc_engine_config_t ecfg;
+        memset(&ecfg, 0, sizeof(ecfg));
+        ecfg.plugin_dir = cfg->plugin_dir;
+        ecfg.threads = cfg->threads;
+        ecfg.log = cfg->log;
+        ecfg.baton = cfg->baton;
+        if ((rv = svc_engine_local_create(&svc->engine, &ecfg, parent)) != APR_SUCCESS)
+            return rv;
+    }
+    rv = apr_thread_mutex_create(&svc->out_lock, APR_THREAD_MUTEX_DEFAULT, parent);
     if (rv == APR_SUCCESS)
         rv = apr_thread_mutex_create(&svc->wake_lock, APR_THREAD_MUTEX_DEFAULT, parent);
     if (rv == APR_SUCCESS)
@@ -230,7 +117,7 @@ apr_status_t svc_create(svc_t **out, const svc_config_t *cfg, apr_pool_t *parent
         }
     }
 
-    /* The listener before the pool: a service that cannot listen has
+    /* The listener before the engine: a service that cannot listen has
      * nothing to start workers for. */
     if (cfg->listener) {
         svc->listener = cfg->listener;    /* the service manager's: it removes the file */
@@ -258,18 +145,16 @@ apr_status_t svc_create(svc_t **out, const svc_config_t *cfg, apr_pool_t *parent
         rv = apr_pollset_add(svc->ps, &svc->lpfd);
     }
     if (rv == APR_SUCCESS) {
-        pp_config_init(&pcfg);
-        pcfg.threads = cfg->threads;
-        pcfg.name_prefix = "ppsvc";
-        pcfg.on_output = svc__job_output;
-        pcfg.on_task_error = on_task_error;
-        pcfg.on_log = on_pool_log;
-        pcfg.baton = svc;
-        rv = pp_pool_create(&svc->pool, &pcfg, parent);
+        svc_sink_t sink;
+        svc__job_sink(svc, &sink);
+        /* The engine says itself why it could not start. */
+        if ((rv = svc->engine->ops->start(svc->engine, &sink, svc->ps)) != APR_SUCCESS)
+            started = 0;
     }
     if (rv != APR_SUCCESS) {
-        svc__log(svc, PP_LOG_ERROR, "cannot start serving %s: %s", cfg->listen,
-                 pp_strerror(rv, msg, sizeof(msg)));
+        if (started)
+            svc__log(svc, PP_LOG_ERROR, "cannot start serving %s: %s", cfg->listen,
+                     pp_strerror(rv, msg, sizeof(msg)));
         apr_socket_close(svc->listener);
         if (svc->unix_path)
             apr_file_remove(svc->unix_path, parent);
@@ -292,17 +177,22 @@ static apr_status_t turn(svc_t *svc, apr_interval_time_t timeout, int accepting)
     apr_status_t rv;
     char msg[256];
 
+    if (svc->engine_wait >= 0 && svc->engine_wait < timeout)
+        timeout = svc->engine_wait;
     rv = apr_pollset_poll(svc->ps, timeout, &n, &fds);
     if (rv != APR_SUCCESS && !APR_STATUS_IS_EINTR(rv) && !APR_STATUS_IS_TIMEUP(rv)) {
         svc__log(svc, PP_LOG_ERROR, "poll: %s", pp_strerror(rv, msg, sizeof(msg)));
         return rv;
     }
     for (i = 0; i < n; i++) {
-        if (fds[i].client_data)
+        if (fds[i].client_data == svc->engine)
+            svc->engine->ops->event(svc->engine, &fds[i]);
+        else if (fds[i].client_data)
             svc__conn_event(fds[i].client_data, fds[i].rtnevents);
         else if (accepting)
             svc__accept(svc);
     }
+    svc->engine_wait = svc->engine->ops->tend(svc->engine);
     svc__jobs_collect(svc);
     svc__conns_tend(svc, accepting);
     return APR_SUCCESS;
@@ -314,7 +204,7 @@ apr_status_t svc_serve(svc_t *svc)
 
     while (!apr_atomic_read32(&svc->stop)) {
         if (apr_atomic_xchg32(&svc->reload, 0))
-            do_reload(svc);
+            svc->engine->ops->reload(svc->engine);
         if ((rv = turn(svc, TICK, 1)) != APR_SUCCESS)
             break;
     }
@@ -368,23 +258,20 @@ static void deliver_until(svc_t *svc, apr_time_t deadline)
 apr_status_t svc_drain(svc_t *svc, apr_interval_time_t timeout, svc_counts_t *counts)
 {
     apr_time_t deadline = timeout < 0 ? APR_INT64_MAX : apr_time_now() + timeout;
-    apr_status_t rv;
-    pp_stats_t st;
+    apr_status_t rv = APR_SUCCESS;
+    svc_engine_t *e = svc->engine;
     svc_conn *c, *next;
 
-    /* The clients still hear how their tasks end while the pool drains. */
+    /* The clients still hear how their tasks end while the engine drains. */
     deliver_until(svc, deadline);
-    if (svc->inflight == 0) {
-        rv = pp_pool_shutdown(svc->pool, PP_DRAIN, -1);    /* nothing left: the workers go */
-    }
-    else {
-        /* Drop what is still queued (each reported as cancelled) and give
+    if (svc->inflight > 0) {
+        /* Drop what is still queued (each answered cancelled) and give
          * the running tasks, told to stop, a last short while. */
-        rv = pp_pool_shutdown(svc->pool, PP_CANCEL, apr_time_from_sec(2));
-        if (rv == APR_SUCCESS)
-            rv = APR_TIMEUP;
-        deliver_until(svc, apr_time_now() + apr_time_from_msec(500));
+        rv = APR_TIMEUP;
+        e->ops->cancel(e, CANCEL_GRACE);
+        deliver_until(svc, apr_time_now() + CANCEL_GRACE + apr_time_from_msec(500));
     }
+    e->ops->stop(e);
     /* The last answers, as far as the clients take them now. */
     svc__jobs_collect(svc);
     svc__conns_tend(svc, 0);
@@ -395,19 +282,18 @@ apr_status_t svc_drain(svc_t *svc, apr_interval_time_t timeout, svc_counts_t *co
     apr_thread_mutex_lock(svc->wake_lock);
     svc->closed = 1;
     apr_thread_mutex_unlock(svc->wake_lock);
-    pp_pool_stats(svc->pool, &st);
     if (counts) {
         counts->accepted = svc->accepted;
         counts->refused = svc->refused;
-        counts->done = st.completed;
-        counts->failed = st.failed;
-        counts->cancelled = st.cancelled;
+        counts->done = svc->ok;
+        counts->failed = svc->failed;
+        counts->cancelled = svc->cancelled;
     }
     svc__log(svc, rv == APR_SUCCESS ? PP_LOG_INFO : PP_LOG_WARN,
              "%s: %" APR_UINT64_T_FMT " done, %" APR_UINT64_T_FMT " failed, %" APR_UINT64_T_FMT
              " cancelled, %" APR_UINT64_T_FMT " still running",
-             rv == APR_SUCCESS ? "drained" : "drain timed out", st.completed, st.failed,
-             st.cancelled, st.running);
+             rv == APR_SUCCESS ? "drained" : "drain timed out", svc->ok, svc->failed,
+             svc->cancelled, svc->inflight);
     if (svc->out) {
         apr_thread_mutex_lock(svc->out_lock);
         if (apr_file_flush(svc->out) != APR_SUCCESS && !apr_atomic_xchg32(&svc->write_failed, 1))

@@ -20,6 +20,7 @@
 #include "parkpool/parkpool.h"
 #include "parkpool/plugin.h"
 #include "allow.h"
+#include "engine.h"
 
 #include <apr_network_io.h>
 #include <apr_pools.h>
@@ -38,8 +39,11 @@ typedef struct svc_config_t {
     int          socket_mode;  /**< a Unix socket's mode bits; 0: listen.h's default */
     const char  *socket_group; /**< a Unix socket's group; NULL: the service's */
     const char  *plugin_dir;   /**< folder of plugins, reloaded by svc_reload() */
+    /** What runs the tasks (engine.h); NULL: they run in this process, on
+     *  `threads` workers, with the plugins of plugin_dir. */
+    svc_engine_t *engine;
     const char  *output;       /**< file the result lines are appended to; NULL = the log */
-    apr_uint32_t threads;      /**< workers; 0 = online CPUs */
+    apr_uint32_t threads;      /**< workers (without engine); 0 = online CPUs */
     apr_uint32_t max_clients;  /**< clients connected at once; 0 = 64 */
     apr_uint32_t max_inflight; /**< a client's tasks not yet ended; 0 = 256 */
     /** A client with no task in flight that sends and reads nothing for

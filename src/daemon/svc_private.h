@@ -2,30 +2,22 @@
 /*
  * What svc.c (the loop), conn.c (a client's connection) and job.c (a
  * client's task) share. Threads: everything here belongs to the loop's
- * thread (svc_serve, then svc_drain), except what a worker touches, each
- * marked: a job's outcome and captured output before it is handed back,
- * and the hand-back list under done_lock.
+ * thread (svc_serve, then svc_drain), except what the engine's sink
+ * touches, on any thread, each marked: a job's outcome and captured output
+ * before it is handed back, and the hand-back list under done_lock.
  */
 #ifndef PP_SVC_PRIVATE_H
 #define PP_SVC_PRIVATE_H
 
 #include "svc.h"
 #include "proto.h"
+#include "engine.h"
 
 #include <apr_poll.h>
 #include <apr_thread_mutex.h>
 
 typedef struct svc_conn svc_conn;
 typedef struct svc_job svc_job;
-
-/* One load of the plugin folder. Jobs hold it (inflight); a replaced one
- * is unloaded, and its memory freed, when its last job has ended. */
-typedef struct svc_gen {
-    apr_pool_t     *p;
-    pp_registry_t  *reg;
-    apr_uint64_t    inflight;
-    int             retired;
-} svc_gen;
 
 struct svc_conn {
     apr_pool_t     *p;
@@ -48,32 +40,27 @@ struct svc_conn {
 };
 
 struct svc_job {
-    apr_pool_t           *p;      /* from svc->task_root */
     svc_t                *svc;
     svc_conn             *conn;
-    svc_gen              *gen;
     apr_uint64_t          id;
-    const pp_task_type_t *type;
-    void                 *arg;
     int                   forward;   /* its output goes back to the client */
     int                   quiet;     /* its outcome is not sent (!nowait) */
-    /* The worker's, until the job is handed back. */
-    int                   ran;
-    apr_status_t          status;
+    /* The engine's sink's, until the job is handed back. */
+    int                   outcome;   /* SVC_OUTCOME_* */
+    char                  why[256];  /* how it failed */
     char                 *out;       /* captured output lines (malloc'd) */
     apr_size_t            outlen, outcap;
     int                   truncated;
     svc_job              *next;      /* the hand-back list */
+    char                  type_name[];
 };
 
 struct svc_t {
     apr_pool_t         *p;
     svc_config_t        cfg;
     const svc_allow_t  *allow;
-    apr_pool_t         *regs_p;      /* every registry's pool's parent */
-    svc_gen            *gen;         /* the current load */
-    apr_pool_t         *task_root;   /* jobs' pools (a locked allocator) */
-    pp_pool_t          *pool;
+    svc_engine_t       *engine;
+    apr_interval_time_t engine_wait; /* the longest its tend() let the loop sleep */
     apr_socket_t       *listener;
     apr_pollfd_t        lpfd;
     const char         *unix_path;   /* removed when the service stops */
@@ -82,6 +69,7 @@ struct svc_t {
     apr_uint32_t        nconns;      /* open ones (not closed) */
     apr_uint64_t        inflight;    /* every job not yet ended */
     apr_uint64_t        next_id, accepted, refused;
+    apr_uint64_t        ok, failed, cancelled;    /* jobs ended, by outcome */
     apr_thread_mutex_t *out_lock;    /* the output file */
     apr_file_t         *out;
     volatile apr_uint32_t write_failed;
@@ -117,13 +105,10 @@ void svc__conn_job_ended(svc_conn *c);
 /* job.c */
 /** Make and queue a job for c's line TYPE ARG; answers the client. */
 void svc__job_submit(svc_conn *c, const char *type, const char *arg);
-/** Take the jobs the workers handed back and answer their clients. */
+/** Take the jobs the engine handed back and answer their clients. */
 void svc__jobs_collect(svc_t *svc);
-/** The pool's on_output hook: a job's line to its client or the file. */
-void svc__job_output(const char *line, const char *task_name, void *baton);
-
-/* svc.c */
-/** A job of gen ended: unload gen if it was retired and this was its last. */
-void svc__gen_release(svc_t *svc, svc_gen *gen);
+/** The engine's sink: a job's output to its client or the file, its end
+ *  to the hand-back list. */
+void svc__job_sink(svc_t *svc, svc_sink_t *sink);
 
 #endif
