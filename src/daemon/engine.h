@@ -36,6 +36,8 @@ void svc_logf(svc_log_fn log, void *baton, int level, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
 typedef struct svc_sink_t {
+    /** A worker took the job (may be NULL). */
+    void (*started)(void *job, void *baton);
     /** A line the job's task printed (without its LF). */
     void (*output)(void *job, const char *line, void *baton);
     /** The job ended; why says how it failed (NULL otherwise). */
@@ -52,6 +54,8 @@ typedef struct svc_engine_ops_t {
     const pp_task_type_t *(*find)(svc_engine_t *e, const char *type);
     /** A type whose name is close to this one, or NULL. */
     const pp_task_type_t *(*suggest)(svc_engine_t *e, const char *type);
+    /** The names of the types it runs, separated by spaces, in p. */
+    const char *(*types)(svc_engine_t *e, apr_pool_t *p);
     /** Run job's task: the sink hears of it from now on. An error means
      *  the job was not taken (the sink will not hear of it). */
     apr_status_t (*run)(svc_engine_t *e, void *job, apr_uint64_t id, const char *type,
@@ -83,6 +87,9 @@ typedef struct svc_engine_config_t {
     void        *baton;
 } svc_engine_config_t;
 
+/** reg's type names, separated by spaces, in p. */
+const char *svc__types_of(const pp_registry_t *reg, apr_pool_t *p);
+
 /** Tasks run in this process. */
 apr_status_t svc_engine_local_create(svc_engine_t **e, const svc_engine_config_t *cfg,
                                      apr_pool_t *p);
@@ -92,6 +99,9 @@ apr_status_t svc_engine_local_create(svc_engine_t **e, const svc_engine_config_t
  *  plugin_dir and threads. */
 apr_status_t svc_engine_child_create(svc_engine_t **e, const svc_engine_config_t *cfg,
                                      const char *const *argv, apr_pool_t *p);
+
+/** The longest OUT line's text a worker process sends. */
+#define SVC_WORKER_MAX_OUT (1024 * 1024)
 
 /**
  * The worker process's life: a local engine, given tasks on stdin and

@@ -191,7 +191,10 @@ static void load_leave(local_t *e, load_t *load)
 static apr_status_t task_run(void *arg, pp_task_ctx_t *ctx)
 {
     ltask_t *t = arg;
+    local_t *e = t->e;
 
+    if (e->sink.started)
+        e->sink.started(t->job, e->sink.baton);
     current = t;
     t->ran = 1;
     t->status = t->type->run(t->arg, ctx);
@@ -290,6 +293,22 @@ static const pp_task_type_t *l_suggest(svc_engine_t *be, const char *type)
     return pp_registry_suggest(((local_t *)be)->load->reg, type);
 }
 
+/* Shared with engine_child.c's stand-ins. */
+const char *svc__types_of(const pp_registry_t *reg, apr_pool_t *p)
+{
+    apr_array_header_t *names = apr_array_make(p, 16, sizeof(const char *));
+    apr_size_t i;
+
+    for (i = 0; i < pp_registry_count(reg); i++)
+        APR_ARRAY_PUSH(names, const char *) = pp_registry_type(reg, i)->name;
+    return apr_array_pstrcat(p, names, ' ');
+}
+
+static const char *l_types(svc_engine_t *be, apr_pool_t *p)
+{
+    return svc__types_of(((local_t *)be)->load->reg, p);
+}
+
 static void l_reload(svc_engine_t *be)
 {
     local_t *e = (local_t *)be;
@@ -386,7 +405,7 @@ static void l_stop(svc_engine_t *be)
 }
 
 static const svc_engine_ops_t local_ops = {
-    l_start, l_find, l_suggest, l_run, l_reload, l_event, l_tend, l_cancel, l_stop
+    l_start, l_find, l_suggest, l_types, l_run, l_reload, l_event, l_tend, l_cancel, l_stop
 };
 
 apr_status_t svc_engine_local_create(svc_engine_t **out, const svc_engine_config_t *cfg,

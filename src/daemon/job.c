@@ -102,6 +102,7 @@ static void job_output(void *job, const char *line, void *baton)
 
 void svc__job_sink(svc_t *svc, svc_sink_t *sink)
 {
+    sink->started = NULL;
     sink->output = job_output;
     sink->done = job_done;
     sink->baton = svc;

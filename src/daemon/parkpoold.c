@@ -31,24 +31,63 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #define PPD_RUN_DIR PP_RUNSTATE_DIR "/parkpoold"
 #define PPD_SOCKET_NAME "parkpoold.sock"
 #define PPD_PLUGIN_DIR PP_PLUGIN_DIR
 
 static int use_syslog;
+/* "worker: " in the worker process, whose log is its parent's. */
+static const char *who = "";
 
 static void log_line(int level, const char *message, void *baton)
 {
     (void)baton;
     if (use_syslog) {
-        syslog(level, "%s", message);    /* PP_LOG_* are syslog's levels */
+        syslog(level, "%s%s", who, message);    /* PP_LOG_* are syslog's levels */
         return;
     }
     /* stderr: what journald and most supervisors collect. */
-    fprintf(stderr, "parkpoold: %s%s\n",
+    fprintf(stderr, "parkpoold: %s%s%s\n", who,
             level <= PP_LOG_ERROR ? "error: " : level == PP_LOG_WARN ? "warning: " : "",
             message);
+}
+
+/* This program's file, for its worker processes: the running file itself
+ * where the system names it, else argv0 as it was run (looked for in
+ * PATH if it has no '/'). */
+static const char *self_path(const char *argv0, apr_pool_t *p)
+{
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+    if (n > 0) {
+        buf[n] = '\0';
+        return apr_pstrdup(p, buf);
+    }
+    return argv0;
+}
+
+/* The worker process's command line: this program, --worker, and what
+ * it needs of ours. */
+static const char *const *worker_argv(const char *argv0, const svc_config_t *cfg,
+                                      apr_pool_t *p)
+{
+    const char **argv = apr_pcalloc(p, 8 * sizeof(*argv));
+    int n = 0;
+
+    argv[n++] = self_path(argv0, p);
+    argv[n++] = "--worker";
+    argv[n++] = "-P";
+    argv[n++] = cfg->plugin_dir;
+    if (cfg->threads) {
+        argv[n++] = "-j";
+        argv[n++] = apr_psprintf(p, "%u", cfg->threads);
+    }
+    if (use_syslog)
+        argv[n++] = "-s";
+    return argv;
 }
 
 /* On the signal watcher's thread (os/sigwatch.h), as ordinary code. */
@@ -104,6 +143,8 @@ static void usage(FILE *f)
                "      --max-inflight N   a client's tasks not yet ended (default 256); past it\n"
                "                         its lines wait unread\n"
                "      --idle-timeout S   close a client idle this long (default 60)\n"
+               "      --in-process       run the tasks in this process, not in a worker process\n"
+               "                         restarted when a task crashes it\n"
                "  --send ADDRESS         the client: send stdin's lines, print the answers, wait\n"
                "                         for every task; exit 0 if all were accepted and ok\n"
                "      --no-wait          only wait for the answers to the lines\n"
@@ -120,7 +161,7 @@ int main(int argc, const char *const *argv)
         { "socket-mode", 'M', 1, "" }, { "socket-group", 'G', 1, "" },
         { "max-clients", 'C', 1, "" }, { "max-inflight", 'F', 1, "" },
         { "idle-timeout", 'I', 1, "" }, { "no-wait", 'W', 0, "" }, { "task-output", 'T', 0, "" },
-        { NULL, 0, 0, NULL }
+        { "worker", 'K', 0, "" }, { "in-process", 'N', 0, "" }, { NULL, 0, 0, NULL }
     };
     apr_pool_t *p;
     apr_getopt_t *os;
@@ -133,7 +174,8 @@ int main(int argc, const char *const *argv)
     const char *optval, *send_to = NULL;
     long timeout = 30, mode, n;
     char *end;
-    int opt, rc, send_flags = 0;
+    int opt, rc, send_flags = 0, worker = 0, in_process = 0;
+    svc_engine_config_t ecfg;
     apr_status_t rv;
 
     if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS)
@@ -170,6 +212,8 @@ int main(int argc, const char *const *argv)
             }
             cfg.socket_mode = (int)mode;
             break;
+        case 'K': worker = 1; break;
+        case 'N': in_process = 1; break;
         case 'W': send_flags |= SVC_SEND_NOWAIT; break;
         case 'T': send_flags |= SVC_SEND_OUTPUT; break;
         case 'j': case 'C': case 'F': case 'I': case 't':
@@ -203,6 +247,19 @@ int main(int argc, const char *const *argv)
         signal(SIGPIPE, SIG_IGN);
         return svc_send(send_to, send_flags, stdin, stdout, stderr, p) == APR_SUCCESS ? 0 : 1;
     }
+    memset(&ecfg, 0, sizeof(ecfg));
+    ecfg.plugin_dir = cfg.plugin_dir;
+    ecfg.threads = cfg.threads;
+    ecfg.log = log_line;
+    if (use_syslog)
+        openlog("parkpoold", LOG_PID, LOG_DAEMON);
+    if (worker) {
+        who = "worker: ";
+        rc = svc_worker_main(&ecfg, p);
+        apr_pool_destroy(p);
+        apr_terminate();
+        return rc;
+    }
 
     rv = svc_listen_inherited(&cfg.listener, p);
     if (rv != APR_SUCCESS) {
@@ -214,8 +271,12 @@ int main(int argc, const char *const *argv)
         cfg.listen = "the socket systemd passed";    /* -l names what it would bind */
     else if (!cfg.listen)
         cfg.listen = default_socket(p);
-    if (use_syslog)
-        openlog("parkpoold", LOG_PID, LOG_DAEMON);
+    /* The plugins run in a worker process, restarted when it dies
+     * (engine_child.c); --in-process runs them here. */
+    if (!in_process
+        && svc_engine_child_create(&cfg.engine, &ecfg, worker_argv(argv[0], &cfg, p), p)
+           != APR_SUCCESS)
+        return 2;
     /* Blocked before any thread exists, so every thread inherits it. */
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);

@@ -135,7 +135,7 @@ apr_status_t svc_create(svc_t **out, const svc_config_t *cfg, apr_pool_t *parent
         }
     }
     apr_socket_timeout_set(svc->listener, 0);    /* accept never waits */
-    rv = apr_pollset_create(&svc->ps, svc->cfg.max_clients + 2, parent, APR_POLLSET_WAKEABLE);
+    rv = apr_pollset_create(&svc->ps, svc->cfg.max_clients + 4, parent, APR_POLLSET_WAKEABLE);
     if (rv == APR_SUCCESS) {
         memset(&svc->lpfd, 0, sizeof(svc->lpfd));
         svc->lpfd.p = parent;

@@ -262,17 +262,24 @@ pid=$!
 wait_for "$work/log14" "ready" || bad "reload daemon did not start: $(cat "$work/log14")"
 i=0; : > "$work/burst"
 while [ $i -lt 200 ]; do echo "demo.sleep 1" >> "$work/burst"; i=$((i + 1)); done
-reloads() {   # N: each a burst of tasks in flight, then SIGHUP
+reloads() {   # N: each a SIGHUP with a burst of tasks in flight, then its end
     _r=0
     while [ $_r -lt "$1" ]; do
-        "$ppd" --send "$sock" --no-wait < "$work/burst" > /dev/null 2>&1
+        "$ppd" --send "$sock" < "$work/burst" > /dev/null 2>&1 &
+        _s=$!
         kill -HUP "$pid"
+        wait $_s
         _r=$((_r + 1))
     done
 }
-rss() { sed -n 's/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$pid/status" 2>/dev/null; }
+# The service's memory: its own and its worker process's (the plugins').
+rss() {
+    _w=$(sed -n 's/.*worker process \([0-9]*\) started.*/\1/p' "$work/log14" | tail -n 1)
+    _a=$(sed -n 's/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$pid/status" 2>/dev/null)
+    _b=$(sed -n 's/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$_w/status" 2>/dev/null)
+    [ -n "$_a" ] && [ -n "$_b" ] && echo $((_a + _b))
+}
 reloads 10
-sleep 0.5    # the last burst ends
 before=$(rss)
 reloads 40
 i=0
@@ -342,6 +349,65 @@ if wait_for "$work/log5" "ready\|cannot listen"; then
     fi
 fi
 kill -TERM "$pid"; wait "$pid"; pid=""
+
+# --- a task that crashes: only the worker process goes (the service loads
+# no plugin itself); each task it had is answered, the log says which types
+# ran, and another worker starts, 0.1 s after a first crash, 0.2 s after a
+# second within a minute
+mkdir "$work/plugins3"
+cp "$top_builddir/plugins/.libs/demo.so" "$work/plugins3/"
+cp "$top_builddir/tests/plugins/crash/.libs/tp_crash.so" "$work/plugins3/"
+ulimit -c 0 2>/dev/null
+"$ppd" -l "$sock" -P "$work/plugins3" -j 2 -t 5 2> "$work/log16" &
+pid=$!
+wait_for "$work/log16" "ready" || bad "daemon for the crash did not start: $(cat "$work/log16")"
+workers() { sed -n 's/.*worker process \([0-9]*\) started.*/\1/p' "$work/log16"; }
+w1=$(workers | tail -n 1)
+if [ -r "/proc/$pid/maps" ] && [ -n "$w1" ]; then
+    grep -q 'demo\.so\|tp_crash\.so' "/proc/$pid/maps" && bad "the service loaded plugins itself" \
+        || ok "the service loads no plugin itself"
+    grep -q 'tp_crash\.so' "/proc/$w1/maps" && ok "... its worker process does" \
+        || bad "no plugin in the worker process $w1"
+else
+    ok "plugins in the worker process only: no /proc here, skipped"
+fi
+printf 'demo.echo before\ndemo.sleep 20000\ncrash.segv 500\n' \
+    | "$ppd" --send "$sock" --task-output > "$work/acks16" 2> "$work/send16"
+check "a crash: --send exits 1" "$?" 1
+check "what ended before the crash is ok, what it took is answered failed" \
+    "$(grep -v '^ok ' "$work/acks16" | sort | sed 's/, core dumped//' | tr '\n' '|')" \
+    "done 1 ok|done 2 failed: worker crashed (signal 11)|done 3 failed: worker crashed (signal 11)|out 1 before|"
+grep -q "worker process (pid $w1) crashed (signal 11.*running: .*crash.segv x1" "$work/log16" \
+    && grep -q "worker process (pid $w1) crashed.*running: .*demo.sleep x1.*2 tasks in flight answered failed; another starts in 0.1 s" "$work/log16" \
+    && ok "the crash logged, with the types that were running" || bad "crash log: $(grep crashed "$work/log16")"
+nworkers() {   # N: wait (at most 5 s) until N have started
+    _i=0
+    while [ "$(workers | wc -l)" -lt "$1" ] && [ $_i -lt 50 ]; do sleep 0.1; _i=$((_i + 1)); done
+    [ "$(workers | wc -l)" -eq "$1" ]
+}
+nworkers 2 && ok "another worker process started" || bad "no new worker: $(cat "$work/log16")"
+echo "demo.echo after" | "$ppd" --send "$sock" > "$work/acks16" 2>/dev/null
+check "... which runs the next task, under the service's next id" "$(cat "$work/acks16")" "ok 4
+done 4 ok"
+w2=$(workers | tail -n 1)
+kill -TERM "$w2" 2>/dev/null; kill -INT "$w2" 2>/dev/null; kill -HUP "$w2" 2>/dev/null
+echo "demo.echo still" | "$ppd" --send "$sock" > "$work/acks16" 2>/dev/null
+check "the worker process ignores the service's signals (they are the service's)" \
+    "$(cat "$work/acks16") $(workers | wc -l)" "ok 5
+done 5 ok 2"
+echo "crash.abort 0" | "$ppd" --send "$sock" > "$work/acks16" 2>/dev/null
+check "a second crash" "$(sed 's/, core dumped//' "$work/acks16" | tail -n 1)" "done 6 failed: worker crashed (signal 6)"
+grep -q "worker process (pid $w2) crashed (signal 6.*running: crash.abort x1; 1 task in flight answered failed; another starts in 0.2 s" "$work/log16" \
+    && ok "... within a minute: the next start waits twice as long" || bad "backoff: $(grep crashed "$work/log16")"
+nworkers 3 || bad "no third worker: $(cat "$work/log16")"
+printf 'demo.sleep x\ndemo.echo last\n' | "$ppd" --send "$sock" > "$work/acks16" 2>/dev/null
+check "a bad argument is a task that failed" "$(sort "$work/acks16" | tr '\n' '|')" \
+    "done 7 failed: bad argument: Invalid argument|done 8 ok|ok 7|ok 8|"
+kill -TERM "$pid"; wait "$pid"
+check "... and the service drains and exits 0" "$?" 0
+pid=""
+grep -q "drained: 4 done, 4 failed, 0 cancelled, 0 still running" "$work/log16" \
+    && ok "the drain counts every outcome" || bad "drain: $(grep drain "$work/log16")"
 
 # --- the socket's mode and group, seen by another user (as root, with runuser)
 if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
