@@ -190,7 +190,7 @@ static void worker_gone(child_t *e)
             apr_size_t *count = apr_hash_get(running, r->type, APR_HASH_KEY_STRING);
             if (!count) {
                 count = apr_pcalloc(tmp, sizeof(*count));
-                apr_hash_set(running, r->type, APR_HASH_KEY_STRING, count);
+                apr_hash_set(running, apr_pstrdup(tmp, r->type), APR_HASH_KEY_STRING, count);
             }
             (*count)++;
         }
