@@ -409,6 +409,19 @@ pid=""
 grep -q "drained: 4 done, 4 failed, 0 cancelled, 0 still running" "$work/log16" \
     && ok "the drain counts every outcome" || bad "drain: $(grep drain "$work/log16")"
 
+# --- --in-process: the same service, its tasks on its own threads
+"$ppd" -l "$sock" -P "$work/plugins" -j 2 -t 5 --in-process 2> "$work/log17" &
+pid=$!
+wait_for "$work/log17" "ready" || bad "--in-process did not start: $(cat "$work/log17")"
+printf 'demo.echo here\ndemo.sleep x\n' | "$ppd" --send "$sock" --task-output > "$work/acks17" 2>/dev/null
+check "--in-process: outcomes and output as with a worker process" "$(sort "$work/acks17" | tr '\n' '|')" \
+    "done 1 ok|done 2 failed: bad argument: Invalid argument|ok 1|ok 2|out 1 here|"
+grep -q "worker process" "$work/log17" && bad "--in-process started a worker process" \
+    || ok "... and no worker process"
+kill -TERM "$pid"; wait "$pid"
+check "... and it drains and exits 0" "$?" 0
+pid=""
+
 # --- the socket's mode and group, seen by another user (as root, with runuser)
 if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
     chmod 755 "$work"
