@@ -145,8 +145,8 @@ void svc__job_submit(svc_conn *c, const char *type_name, const char *text)
     j->forward = c->want_output && !c->nowait;
     j->quiet = c->nowait;
     j->id = svc->next_id + 1;
-    /* Counted before run(): the sink may hand it back before run()
-     * returns, and its end is collected on this thread only. */
+    /* Counted once run() took it: the sink may hand it back before run()
+     * returns, but only this thread collects it, and after this. */
     rv = e->ops->run(e, j, j->id, type_name, text);
     if (rv != APR_SUCCESS) {
         svc->refused++;

@@ -6,7 +6,8 @@
  * beside this file).
  *
  *   parkpoold [-l ADDRESS] [-A TYPES] [-P DIR] [-j N] [-o FILE] [-t SECONDS] [-s]
- *             [--socket-mode MODE] [--socket-group GROUP]
+ *             [--socket-mode MODE] [--socket-group GROUP] [--in-process]
+ *   parkpoold --worker -P DIR [-j N] [-s]     (its worker process, engine.h)
  *   parkpoold --send ADDRESS [--no-wait] [--task-output] < lines   (the client)
  *
  * Signals belong to the program, never to the library: SIGTERM and SIGINT

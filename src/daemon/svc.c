@@ -2,8 +2,8 @@
 /*
  * The service task loop (svc.h): one thread polls the listening socket and
  * the clients with an APR pollset, makes a job of each line (job.c),
- * answers it, and passes each job's outcome back to its client when a
- * worker hands it back (conn.c). The loop never waits for anything but
+ * answers it, and passes each job's outcome back to its client when the
+ * engine hands it back (conn.c). The loop never waits for anything but
  * the poll: the engine (engine.h) takes every job at once, each client's
  * tasks in flight are bounded instead, and sockets are non-blocking.
  * svc_stop(), svc_reload() and a job's end wake it through

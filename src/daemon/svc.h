@@ -59,7 +59,7 @@ typedef struct svc_counts_t {
     apr_uint64_t accepted, refused, done, failed, cancelled;
 } svc_counts_t;
 
-/** Load the plugins, start the pool, bind the listening socket. */
+/** Bind the listening socket, start the engine (its plugins, its workers). */
 apr_status_t svc_create(svc_t **svc, const svc_config_t *cfg, apr_pool_t *p);
 
 /** Serve clients until svc_stop(); returns APR_SUCCESS once it has stopped
