@@ -8,7 +8,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-pkgs="build-essential autoconf automake libtool pkg-config libapr1-dev libaprutil1-dev libssl-dev libcunit1-dev spin jq"
+pkgs="build-essential autoconf automake libtool pkg-config libapr1-dev libaprutil1-dev libssl-dev libcunit1-dev spin jq libhiredis-dev redis-server"
 if command -v dpkg-query >/dev/null 2>&1; then
     missing=""
     for p in $pkgs; do

@@ -26,8 +26,9 @@
 
 typedef struct svc_engine_t svc_engine_t;
 
-/** How a job ended, for svc_sink_t.done. */
-enum { SVC_OUTCOME_OK, SVC_OUTCOME_FAILED, SVC_OUTCOME_CANCELLED };
+/** How a job ended, for svc_sink_t.done. LOST: the process that ran it
+ *  died (why says how); it may or may not have run. */
+enum { SVC_OUTCOME_OK, SVC_OUTCOME_FAILED, SVC_OUTCOME_CANCELLED, SVC_OUTCOME_LOST };
 
 typedef void (*svc_log_fn)(int level, const char *message, void *baton);
 

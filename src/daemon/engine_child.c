@@ -198,7 +198,7 @@ static void worker_gone(child_t *e)
         if (e->stopping)
             e->sink.done(r->job, SVC_OUTCOME_CANCELLED, NULL, e->sink.baton);
         else
-            e->sink.done(r->job, SVC_OUTCOME_FAILED, end, e->sink.baton);
+            e->sink.done(r->job, SVC_OUTCOME_LOST, end, e->sink.baton);
         apr_hash_set(e->recs, &r->id, sizeof(r->id), NULL);
         free(r);
         njobs++;

@@ -14,10 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The most output of one job sent back to its client: past it, the rest
- * is dropped and the client told. Bounds what a job holds, and with the
- * in-flight limit what a connection can be made to hold. */
-#define MAX_JOB_OUTPUT (1024 * 1024)
 
 /* j has ended (any thread): hand it back to the loop. The loop is woken
  * only by the push that finds the list empty: it takes the whole list
@@ -44,38 +40,6 @@ static void job_done(void *job, int outcome, const char *why, void *baton)
         svc__wake(svc);
 }
 
-/* Keep a line of j's output for its client (a worker's thread). */
-static void capture(svc_job *j, const char *line)
-{
-    apr_size_t n = strlen(line) + 1, i;
-
-    if (j->truncated)
-        return;
-    if (j->outlen + n > MAX_JOB_OUTPUT) {
-        j->truncated = 1;
-        return;
-    }
-    if (j->outlen + n > j->outcap) {
-        apr_size_t cap = j->outcap ? j->outcap : 256;
-        char *grown;
-        while (cap < j->outlen + n)
-            cap *= 2;
-        if (!(grown = realloc(j->out, cap))) {
-            j->truncated = 1;
-            return;
-        }
-        j->out = grown;
-        j->outcap = cap;
-    }
-    memcpy(j->out + j->outlen, line, n);    /* NUL-separated */
-    /* A line with line breaks in it (one pp_task_emit() of several
-     * lines) is that many lines: an "out" line must hold one. */
-    for (i = j->outlen; i < j->outlen + n; i++)
-        if (j->out[i] == '\n')
-            j->out[i] = '\0';
-    j->outlen += n;
-}
-
 /* A line of j's output (any thread, before j's end). */
 static void job_output(void *job, const char *line, void *baton)
 {
@@ -83,7 +47,7 @@ static void job_output(void *job, const char *line, void *baton)
     svc_job *j = job;
 
     if (j->forward) {
-        capture(j, line);
+        svc_capture_add(&j->out, line);
         return;
     }
     if (!svc->out) {
@@ -170,14 +134,14 @@ static void finish(svc_t *svc, svc_job *j)
         apr_size_t off = 0;
         char id[32];
         apr_snprintf(id, sizeof(id), "out %" APR_UINT64_T_FMT " ", j->id);
-        while (off < j->outlen) {
-            apr_size_t n = strlen(j->out + off);
-            svc__conn_say_bytes(c, id, j->out + off, n);
+        while (off < j->out.len) {
+            apr_size_t n = strlen(j->out.buf + off);
+            svc__conn_say_bytes(c, id, j->out.buf + off, n);
             off += n + 1;
         }
-        if (j->truncated)
+        if (j->out.truncated)
             svc__conn_say(c, "out %" APR_UINT64_T_FMT " [output cut at %d bytes]", j->id,
-                          MAX_JOB_OUTPUT);
+                          SVC_CAPTURE_MAX);
         if (j->outcome == SVC_OUTCOME_OK)
             svc__conn_say(c, "done %" APR_UINT64_T_FMT " ok", j->id);
         else if (j->outcome == SVC_OUTCOME_CANCELLED)
@@ -191,7 +155,7 @@ static void finish(svc_t *svc, svc_job *j)
         svc->cancelled++;
     else
         svc->failed++;
-    free(j->out);
+    free(j->out.buf);
     free(j);
     svc->inflight--;
     svc__conn_job_ended(c);

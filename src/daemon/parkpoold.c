@@ -18,6 +18,7 @@
  */
 #include "svc.h"
 #include "allow.h"
+#include "queue.h"
 #include "listen.h"
 #include "os/sigwatch.h"
 #include "pp_paths.h"    /* PP_PLUGIN_DIR, PP_RUNSTATE_DIR: this build's install paths */
@@ -91,6 +92,63 @@ static const char *const *worker_argv(const char *argv0, const svc_config_t *cfg
     return argv;
 }
 
+/* Workers the pool runs for -j N (0: one per CPU). */
+static apr_uint32_t workers(apr_uint32_t threads)
+{
+    long n = threads ? (long)threads : sysconf(_SC_NPROCESSORS_ONLN);
+
+    return n > 0 ? (apr_uint32_t)n : 1;
+}
+
+/* A queue consumer's name by default: HOST-PID, unique among the live
+ * ones (a restarted worker is another consumer: the old one's pending
+ * entries are claimed). */
+static const char *default_consumer(apr_pool_t *p)
+{
+    char host[APRMAXHOSTLEN + 1];
+
+    if (apr_gethostname(host, sizeof(host), p) != APR_SUCCESS)
+        apr_cpystrn(host, "parkpoold", sizeof(host));
+    return apr_psprintf(p, "%s-%ld", host, (long)getpid());
+}
+
+static void on_queue_signal(int sig, void *baton)
+{
+    if (sig == SIGHUP) {
+        log_line(PP_LOG_INFO, "SIGHUP: reloading plugins", NULL);
+        svc_queue_reload(baton);
+    }
+    else {
+        log_line(PP_LOG_INFO, sig == SIGTERM ? "SIGTERM: draining" : "SIGINT: draining", NULL);
+        svc_queue_stop(baton);
+    }
+}
+
+/* parkpoold --queue: a worker of a Redis Streams queue (queue.h). */
+static int serve_queue(const svc_queue_config_t *qcfg, long timeout, apr_pool_t *p)
+{
+    static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+    svc_queue_t *q;
+    apr_status_t rv;
+
+    if (svc_queue_create(&q, qcfg, p) != APR_SUCCESS)
+        return 2;    /* it said why */
+    if (pp__sigwatch_start(sigs, 3, on_queue_signal, q) != APR_SUCCESS) {
+        log_line(PP_LOG_ERROR, "cannot start the signal watcher", NULL);
+        return 2;
+    }
+    log_line(PP_LOG_INFO, "ready", NULL);
+    rv = svc_queue_run(q, apr_time_from_sec(timeout));
+    if (rv == APR_TIMEUP) {
+        log_line(PP_LOG_WARN, "exiting with tasks still running", NULL);
+        exit(1);
+    }
+    apr_pool_destroy(p);
+    apr_terminate();
+    log_line(PP_LOG_INFO, "exit", NULL);
+    return rv == APR_SUCCESS ? 0 : 1;
+}
+
 /* On the signal watcher's thread (os/sigwatch.h), as ordinary code. */
 static void on_signal(int sig, void *baton)
 {
@@ -146,6 +204,13 @@ static void usage(FILE *f)
                "      --idle-timeout S   close a client idle this long (default 60)\n"
                "      --in-process       run the tasks in this process, not in a worker process\n"
                "                         restarted when a task crashes it\n"
+               "  --queue redis://HOST[:PORT]/STREAM  instead of listening: run the entries of a\n"
+               "                         Redis stream, results to STREAM:results (parkpoold(8))\n"
+               "      --group G          its consumer group (default parkpool)\n"
+               "      --consumer NAME    this worker's name in it (default HOST-PID)\n"
+               "      --claim-after S    claim entries idle this long (default 60)\n"
+               "      --max-deliveries N then move them to STREAM:dead (default 5)\n"
+               "      --results-maxlen N trim STREAM:results to about N (default 1000000)\n"
                "  --send ADDRESS         the client: send stdin's lines, print the answers, wait\n"
                "                         for every task; exit 0 if all were accepted and ok\n"
                "      --no-wait          only wait for the answers to the lines\n"
@@ -162,7 +227,10 @@ int main(int argc, const char *const *argv)
         { "socket-mode", 'M', 1, "" }, { "socket-group", 'G', 1, "" },
         { "max-clients", 'C', 1, "" }, { "max-inflight", 'F', 1, "" },
         { "idle-timeout", 'I', 1, "" }, { "no-wait", 'W', 0, "" }, { "task-output", 'T', 0, "" },
-        { "worker", 'K', 0, "" }, { "in-process", 'N', 0, "" }, { NULL, 0, 0, NULL }
+        { "worker", 'K', 0, "" }, { "in-process", 'N', 0, "" },
+        { "queue", 'Q', 1, "" }, { "group", 'g', 1, "" }, { "consumer", 'c', 1, "" },
+        { "claim-after", 'a', 1, "" }, { "max-deliveries", 'd', 1, "" },
+        { "results-maxlen", 'r', 1, "" }, { NULL, 0, 0, NULL }
     };
     apr_pool_t *p;
     apr_getopt_t *os;
@@ -177,12 +245,15 @@ int main(int argc, const char *const *argv)
     char *end;
     int opt, rc, send_flags = 0, worker = 0, in_process = 0;
     svc_engine_config_t ecfg;
+    svc_queue_config_t qcfg;
     apr_status_t rv;
 
     if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS)
         return 2;
     apr_pool_create(&p, NULL);
     memset(&cfg, 0, sizeof(cfg));
+    memset(&qcfg, 0, sizeof(qcfg));
+    qcfg.group = "parkpool";
     cfg.plugin_dir = PPD_PLUGIN_DIR;
     cfg.log = log_line;
     svc_allow_create(&allow, p);
@@ -214,6 +285,21 @@ int main(int argc, const char *const *argv)
             cfg.socket_mode = (int)mode;
             break;
         case 'K': worker = 1; break;
+        case 'Q': qcfg.url = optval; break;
+        case 'g': qcfg.group = optval; break;
+        case 'c': qcfg.consumer = optval; break;
+        case 'a': case 'd': case 'r':
+            n = strtol(optval, &end, 10);
+            if (end == optval || *end || n < 1 || n > 1000000000) {
+                fprintf(stderr, "parkpoold: %s takes a number from 1, not '%s'\n", opt == 'a'
+                        ? "--claim-after" : opt == 'd' ? "--max-deliveries" : "--results-maxlen",
+                        optval);
+                return 2;
+            }
+            if (opt == 'a') qcfg.claim_after = apr_time_from_sec(n);
+            if (opt == 'd') qcfg.max_deliveries = (apr_uint32_t)n;
+            if (opt == 'r') qcfg.results_maxlen = (apr_uint64_t)n;
+            break;
         case 'N': in_process = 1; break;
         case 'W': send_flags |= SVC_SEND_NOWAIT; break;
         case 'T': send_flags |= SVC_SEND_OUTPUT; break;
@@ -262,7 +348,11 @@ int main(int argc, const char *const *argv)
         return rc;
     }
 
-    rv = svc_listen_inherited(&cfg.listener, p);
+    if (qcfg.url && cfg.listen) {
+        fprintf(stderr, "parkpoold: --queue reads a queue instead of listening: not with -l\n");
+        return 2;
+    }
+    rv = qcfg.url ? APR_SUCCESS : svc_listen_inherited(&cfg.listener, p);
     if (rv != APR_SUCCESS) {
         fprintf(stderr, "parkpoold: the socket systemd passed is not one listening stream "
                 "socket (one ListenStream= in parkpoold.socket)\n");
@@ -270,13 +360,13 @@ int main(int argc, const char *const *argv)
     }
     if (cfg.listener)
         cfg.listen = "the socket systemd passed";    /* -l names what it would bind */
-    else if (!cfg.listen)
+    else if (!cfg.listen && !qcfg.url)
         cfg.listen = default_socket(p);
     /* The plugins run in a worker process, restarted when it dies
      * (engine_child.c); --in-process runs them here. */
-    if (!in_process
-        && svc_engine_child_create(&cfg.engine, &ecfg, worker_argv(argv[0], &cfg, p), p)
-           != APR_SUCCESS)
+    if ((in_process ? svc_engine_local_create(&cfg.engine, &ecfg, p)
+         : svc_engine_child_create(&cfg.engine, &ecfg, worker_argv(argv[0], &cfg, p), p))
+        != APR_SUCCESS)
         return 2;
     /* Blocked before any thread exists, so every thread inherits it. */
     sigemptyset(&set);
@@ -285,6 +375,17 @@ int main(int argc, const char *const *argv)
     sigaddset(&set, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);    /* a client that hangs up is an error, not a death */
+
+    if (qcfg.url) {
+        qcfg.engine = cfg.engine;
+        qcfg.allow = cfg.allow;
+        qcfg.log = log_line;
+        if (!qcfg.max_inflight)
+            qcfg.max_inflight = cfg.max_inflight ? cfg.max_inflight : 2 * workers(cfg.threads);
+        if (!qcfg.consumer)
+            qcfg.consumer = default_consumer(p);
+        return serve_queue(&qcfg, timeout, p);
+    }
 
     rv = svc_create(&svc, &cfg, p);
     if (rv != APR_SUCCESS) {

@@ -12,6 +12,7 @@
 #include "svc.h"
 #include "proto.h"
 #include "engine.h"
+#include "capture.h"
 
 #include <apr_poll.h>
 #include <apr_thread_mutex.h>
@@ -48,9 +49,7 @@ struct svc_job {
     /* The engine's sink's, until the job is handed back. */
     int                   outcome;   /* SVC_OUTCOME_* */
     char                  why[256];  /* how it failed */
-    char                 *out;       /* captured output lines (malloc'd) */
-    apr_size_t            outlen, outcap;
-    int                   truncated;
+    svc_capture_t         out;       /* its output lines, if forward */
     svc_job              *next;      /* the hand-back list */
     char                  type_name[];
 };
