@@ -58,5 +58,9 @@ void cli_json_text_end(cli_json_text *j);
 int cli_plugins(int argc, const char *const *argv, apr_pool_t *p);
 int cli_run(int argc, const char *const *argv, apr_pool_t *p);
 int cli_bench(int argc, const char *const *argv, apr_pool_t *p);
+/* The producer of a Redis Streams queue and its statistics (submit.c,
+ * qstats.c; submit_none.c when built without hiredis). */
+int cli_submit(int argc, const char *const *argv, apr_pool_t *p);
+int cli_queue_stats(int argc, const char *const *argv, apr_pool_t *p);
 
 #endif

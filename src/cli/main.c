@@ -228,6 +228,12 @@ int main(int argc, const char *const *argv)
     else if (!strcmp(argv[1], "run")) {
         rc = cli_run(argc - 1, argv + 1, p);
     }
+    else if (!strcmp(argv[1], "submit")) {
+        rc = cli_submit(argc - 1, argv + 1, p);
+    }
+    else if (!strcmp(argv[1], "queue-stats")) {
+        rc = cli_queue_stats(argc - 1, argv + 1, p);
+    }
     else {
         cli_error("unknown command '%s' (try parkpool --help)", argv[1]);
         rc = CLI_USAGE;

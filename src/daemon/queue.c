@@ -23,6 +23,8 @@
  */
 #include "queue.h"
 #include "capture.h"
+#include "redis/qaddr.h"
+#include "redis/connect.h"
 
 #include <apr_atomic.h>
 #include <apr_network_io.h>
@@ -44,6 +46,7 @@
 #define BACKOFF_MAX     apr_time_from_sec(5)
 #define CANCEL_GRACE    apr_time_from_sec(2)
 #define TICK            apr_time_from_msec(100)
+#define WHY_LEN         256
 
 typedef struct entry_t entry_t;
 struct entry_t {
@@ -82,58 +85,15 @@ struct svc_queue_t {
     int                 closed;          /* no pollset to wake */
     int                 reload;
     apr_uint64_t        ok, failed, dead_letters, left;
-    char                werr[256];       /* the writer's last error reply */
+    char                rwhy[WHY_LEN];   /* why the reader's last command failed */
+    char                wwhy[WHY_LEN];   /* the writer's */
 };
 
 /* ------------------------------------------------------------ Redis */
 
-apr_status_t svc_queue_addr(const char *url, const char **host, int *port,
-                            const char **stream, char *why, apr_size_t whylen, apr_pool_t *p)
-{
-    const char *rest, *slash, *colon;
-    char *end;
-    long n;
-
-    if (!url || strncmp(url, "redis://", 8) != 0) {
-        apr_snprintf(why, whylen, "'%s' is not a queue address (redis://HOST[:PORT]/STREAM)",
-                     url ? url : "");
-        return APR_EINVAL;
-    }
-    rest = url + 8;
-    slash = strchr(rest, '/');
-    if (!slash || slash == rest || !slash[1] || strchr(slash + 1, '/')) {
-        apr_snprintf(why, whylen, "'%s': a queue address is redis://HOST[:PORT]/STREAM", url);
-        return APR_EINVAL;
-    }
-    colon = memchr(rest, ':', (apr_size_t)(slash - rest));
-    *port = 6379;
-    if (colon) {
-        n = strtol(colon + 1, &end, 10);
-        if (end != slash || n < 1 || n > 65535 || colon == rest) {
-            apr_snprintf(why, whylen, "'%s': the port is a number from 1 to 65535", url);
-            return APR_EINVAL;
-        }
-        *port = (int)n;
-    }
-    *host = apr_pstrndup(p, rest, (apr_size_t)((colon ? colon : slash) - rest));
-    *stream = apr_pstrdup(p, slash + 1);
-    return APR_SUCCESS;
-}
-
 static redisContext *connect_to(svc_queue_t *q, char *why, apr_size_t whylen)
 {
-    struct timeval tv = { 2, 0 };
-    redisContext *c = redisConnectWithTimeout(q->host, q->port, tv);
-
-    if (!c || c->err) {
-        apr_snprintf(why, whylen, "%s", c ? c->errstr : "out of memory");
-        if (c)
-            redisFree(c);
-        return NULL;
-    }
-    tv.tv_sec = 10;    /* longer than any BLOCK it sends */
-    redisSetTimeout(c, tv);
-    return c;
+    return pp__redis_connect(q->host, q->port, why, whylen);
 }
 
 static redisReply *command(redisContext *c, int argc, const char **argv)
@@ -173,14 +133,15 @@ static redisContext *reconnect(svc_queue_t *q, const char *who, const char *lost
     return NULL;
 }
 
-/* An error reply, or none (the connection's end): what it says. */
-static const char *failure(redisContext *c, redisReply *r)
+/* An error reply, or none (the connection's end): what it says, copied
+ * into why (a thread's own WHY_LEN bytes: it outlives the reply and the
+ * connection); NULL when r is neither. */
+static const char *failure(redisContext *c, const redisReply *r, char *why)
 {
-    if (!r)
-        return c->errstr[0] ? c->errstr : "no reply";
-    if (r->type == REDIS_REPLY_ERROR)
-        return r->str;
-    return NULL;
+    if (r && r->type != REDIS_REPLY_ERROR)
+        return NULL;
+    apr_cpystrn(why, !r ? (c->errstr[0] ? c->errstr : "no reply") : r->str, WHY_LEN);
+    return why;
 }
 
 /* ------------------------------------------------------------ the reader */
@@ -202,7 +163,8 @@ static entry_t *entry_of(const redisReply *r)
     f = r->element[1];
     for (i = 0; i + 1 < f->elements; i += 2) {
         const char *k = f->element[i]->str, *v = f->element[i + 1]->str;
-        if (f->element[i]->type != REDIS_REPLY_STRING || f->element[i + 1]->type != REDIS_REPLY_STRING)
+        if (f->element[i]->type != REDIS_REPLY_STRING
+            || f->element[i + 1]->type != REDIS_REPLY_STRING)
             continue;
         if (strcmp(k, "type") == 0)
             type = v;
@@ -278,7 +240,7 @@ static long long deliveries(redisContext *c, svc_queue_t *q, const char *rid, in
     redisReply *r = command(c, 6, argv);
     long long n = 0;
 
-    if (failure(c, r)) {
+    if (!r || r->type == REDIS_REPLY_ERROR) {
         *failed = 1;
     }
     else if (r->type == REDIS_REPLY_ARRAY && r->elements == 1
@@ -295,7 +257,7 @@ static long long deliveries(redisContext *c, svc_queue_t *q, const char *rid, in
  * delivered more than max_deliveries times are marked for the dead
  * letters. Returns the connection's failure, or NULL. */
 static const char *claim(redisContext *c, svc_queue_t *q, char *cursor, apr_size_t cursorlen,
-                         apr_uint32_t count)
+                         apr_uint32_t count, char *why)
 {
     char idle[32], n[32];
     const char *argv[] = { "XAUTOCLAIM", q->stream, q->cfg.group, q->cfg.consumer, idle, cursor,
@@ -311,7 +273,7 @@ static const char *claim(redisContext *c, svc_queue_t *q, char *cursor, apr_size
                  (apr_int64_t)apr_time_as_msec(q->cfg.claim_after));
     apr_snprintf(n, sizeof(n), "%u", count);
     r = command(c, 8, argv);
-    if ((bad = failure(c, r)) != NULL) {
+    if ((bad = failure(c, r, why)) != NULL) {
         if (r)
             freeReplyObject(r);
         return bad;
@@ -320,7 +282,7 @@ static const char *claim(redisContext *c, svc_queue_t *q, char *cursor, apr_size
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != REDIS_REPLY_STRING
         || r->element[1]->type != REDIS_REPLY_ARRAY) {
         freeReplyObject(r);
-        return "XAUTOCLAIM answered what it should not";
+        return apr_cpystrn(why, "XAUTOCLAIM answered what it should not", WHY_LEN);
     }
     apr_cpystrn(cursor, r->element[0]->str, cursorlen);
     list = r->element[1];
@@ -345,16 +307,25 @@ static const char *claim(redisContext *c, svc_queue_t *q, char *cursor, apr_size
             got, got == 1 ? "y" : "ies", (apr_int64_t)apr_time_sec(q->cfg.claim_after));
         push_inbox(q, head, tail, got);
     }
-    return failed ? (c->errstr[0] ? c->errstr : "XPENDING failed") : NULL;
+    if (failed)
+        apr_cpystrn(why, c->errstr[0] ? c->errstr : "XPENDING failed", WHY_LEN);
+    return failed ? why : NULL;
+}
+
+/* A server that is loading its data after a restart answers errors for a
+ * while: a wait, not a failure. */
+static int loading(const char *why)
+{
+    return why && strncmp(why, "LOADING", 7) == 0;
 }
 
 /* The group, made with its stream if missing (from the stream's start:
  * entries added before any worker came are work too). */
-static const char *ensure_group(redisContext *c, svc_queue_t *q)
+static const char *ensure_group(redisContext *c, svc_queue_t *q, char *why)
 {
     const char *argv[] = { "XGROUP", "CREATE", q->stream, q->cfg.group, "0", "MKSTREAM" };
     redisReply *r = command(c, 6, argv);
-    const char *bad = failure(c, r);
+    const char *bad = failure(c, r, why);
 
     if (bad && r && strncmp(r->str, "BUSYGROUP", 9) == 0)
         bad = NULL;
@@ -365,6 +336,7 @@ static const char *ensure_group(redisContext *c, svc_queue_t *q)
 
 static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
 {
+    (void)t;
     svc_queue_t *q = data;
     redisContext *c = NULL;
     char count[32], block[32], cursor[64] = "0-0";
@@ -392,23 +364,25 @@ static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
         if (!c) {
             if (!(c = reconnect(q, "reader", lost, &q->stop)))
                 break;
-            if ((lost = ensure_group(c, q)) != NULL) {
+            if ((lost = ensure_group(c, q, q->rwhy)) != NULL) {
+                /* A server still loading its data is soon ready; a key
+                 * that is not a stream, say, needs a person: no haste. */
+                apr_sleep(loading(lost) ? BACKOFF_FIRST : BACKOFF_MAX);
                 redisFree(c);
                 c = NULL;
-                apr_sleep(BACKOFF_MAX);    /* not a stream, say: no haste */
                 continue;
             }
         }
         lost = NULL;
         if (apr_time_now() >= next_claim) {
-            lost = claim(c, q, cursor, sizeof(cursor), room);
+            lost = claim(c, q, cursor, sizeof(cursor), room, q->rwhy);
             if (!lost && strcmp(cursor, "0-0") == 0)
                 next_claim = apr_time_now() + every;    /* a whole pass: rest */
         }
         else {
             apr_snprintf(count, sizeof(count), "%u", room);
             r = command(c, 11, argv);
-            if (!(lost = failure(c, r)))
+            if (!(lost = failure(c, r, q->rwhy)))
                 take_read(q, r);
             else if (r && strncmp(r->str, "NOGROUP", 7) == 0)
                 lost = "the stream or its group was deleted";
@@ -424,7 +398,8 @@ static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
     }
     if (c)
         redisFree(c);
-    apr_thread_exit(t, APR_SUCCESS);
+    /* A return, not apr_thread_exit(): nobody reads the exit status, and
+     * pthread_exit trips ASan's thread teardown (as in send.c). */
     return NULL;
 }
 
@@ -434,8 +409,8 @@ static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
 static void append_result(redisContext *c, svc_queue_t *q, const entry_t *e, const char *maxlen,
                           char *scratch, apr_size_t scratchlen)
 {
-    const char *argv[24];
-    apr_size_t len[24], i;
+    const char *argv[28];
+    apr_size_t len[28], i;
     int n = 0;
     char *output = NULL;
 
@@ -449,6 +424,7 @@ static void append_result(redisContext *c, svc_queue_t *q, const entry_t *e, con
     else {
         ARG("XADD"); ARG(q->results); ARG("MAXLEN"); ARG("~"); ARG(maxlen); ARG("*");
         ARG("id"); ARG(e->id); ARG("entry"); ARG(e->rid); ARG("type"); ARG(e->type);
+        ARG("arg"); ARG(e->arg);
         ARG("status"); ARG(e->outcome == SVC_OUTCOME_OK ? "ok" : "failed");
         if (e->outcome != SVC_OUTCOME_OK) {
             ARG("error"); ARG(e->err);
@@ -504,12 +480,10 @@ static const char *write_batch(redisContext *c, svc_queue_t *q, entry_t *batch)
     for (i = 0; i < replies + 2; i++) {
         void *reply = NULL;
         if (redisGetReply(c, &reply) != REDIS_OK)
-            return c->errstr[0] ? c->errstr : "no reply";
+            return failure(c, NULL, q->wwhy);
         r = reply;
-        if (!bad && r->type == REDIS_REPLY_ERROR) {
-            apr_cpystrn(q->werr, r->str, sizeof(q->werr));
-            bad = q->werr;
-        }
+        if (!bad)
+            bad = failure(c, r, q->wwhy);
         if (i == replies + 1 && !bad && r->type != REDIS_REPLY_ARRAY)
             bad = "the transaction was aborted";
         freeReplyObject(r);
@@ -542,6 +516,7 @@ static entry_t *still_pending(redisContext *c, svc_queue_t *q, entry_t *batch, i
 
 static void *APR_THREAD_FUNC writer_main(apr_thread_t *t, void *data)
 {
+    (void)t;
     svc_queue_t *q = data;
     redisContext *c = NULL;
     entry_t *batch, *e, *next;
@@ -578,10 +553,12 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *t, void *data)
             if (!xfail && (!batch || !(lost = write_batch(c, q, batch))))
                 break;
             if (xfail)
-                lost = c->errstr[0] ? c->errstr : "XPENDING failed";
+                lost = apr_cpystrn(q->wwhy, c->errstr[0] ? c->errstr : "XPENDING failed",
+                                   WHY_LEN);
             redisFree(c);
             c = NULL;
             retry = 1;
+            apr_sleep(BACKOFF_FIRST);    /* an error reply: not at once again */
         }
         retry = 0;
         ok = failed = dead = left = 0;
@@ -614,7 +591,8 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *t, void *data)
     }
     if (c)
         redisFree(c);
-    apr_thread_exit(t, APR_SUCCESS);
+    /* A return, not apr_thread_exit(): nobody reads the exit status, and
+     * pthread_exit trips ASan's thread teardown (as in send.c). */
     return NULL;
 }
 
@@ -761,7 +739,7 @@ apr_status_t svc_queue_create(svc_queue_t **out, const svc_queue_config_t *cfg, 
         q->cfg.results_maxlen = 1000000;
     if (!q->cfg.max_inflight)
         q->cfg.max_inflight = 64;
-    if ((rv = svc_queue_addr(cfg->url, &q->host, &q->port, &q->stream, why, sizeof(why), p))
+    if ((rv = pp__queue_addr(cfg->url, &q->host, &q->port, &q->stream, why, sizeof(why), p))
         != APR_SUCCESS) {
         LOG(q, PP_LOG_ERROR, "%s", why);
         return rv;
@@ -781,7 +759,7 @@ apr_status_t svc_queue_create(svc_queue_t **out, const svc_queue_config_t *cfg, 
         LOG(q, PP_LOG_ERROR, "queue: cannot connect to %s:%d: %s", q->host, q->port, why);
         return APR_ECONNREFUSED;
     }
-    bad = ensure_group(c, q);
+    bad = ensure_group(c, q, why);
     if (bad) {
         LOG(q, PP_LOG_ERROR, "queue: cannot make the group %s of %s: %s", cfg->group, q->stream,
             bad);

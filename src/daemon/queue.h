@@ -37,11 +37,6 @@ typedef struct svc_queue_config_t {
     void                *baton;
 } svc_queue_config_t;
 
-/** Split a queue address: redis://HOST[:PORT]/STREAM (port 6379 by
- *  default). APR_EINVAL with why filled when it is not one. */
-apr_status_t svc_queue_addr(const char *url, const char **host, int *port,
-                            const char **stream, char *why, apr_size_t whylen, apr_pool_t *p);
-
 /** Check the address, start the engine, connect (once, to say early what
  *  is wrong), create the group if missing. */
 apr_status_t svc_queue_create(svc_queue_t **q, const svc_queue_config_t *cfg, apr_pool_t *p);

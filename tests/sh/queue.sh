@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# parkpoold --queue against a real redis-server (its own, on a loopback
-# port, in a temporary folder): two workers share 20,000 hash.sha256
-# entries over a generated tree; one is killed (SIGKILL) mid-run and the
-# other claims what it held; every entry ends with exactly one result, the
-# hashes are sha256sum's, nothing is left pending; an entry no worker can
-# run goes to the dead letters after --max-deliveries; a failing task is a
-# "failed" result; SIGTERM drains and exits 0. Skipped (77) without
-# redis-server or a parkpoold built with hiredis.
+# parkpoold --queue and parkpool submit / queue-stats against a real
+# redis-server (its own, on a loopback port, in a temporary folder): three
+# workers share 20,000 hash.sha256 entries over a generated tree; one is
+# killed (SIGKILL) mid-run and the others claim what it held; Redis is
+# stopped and started again mid-run; every entry ends with exactly one
+# result, the hashes are sha256sum's, nothing is left pending; an entry no
+# worker can run goes to the dead letters after --max-deliveries; a failing
+# task is a "failed" result; SIGTERM drains and exits 0. Skipped (77)
+# without redis-server or a parkpoold built with hiredis.
 set -u
 top_builddir=${top_builddir:-.}
 ppd="$top_builddir/parkpoold"
@@ -20,69 +21,104 @@ command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 
 
 work=$(mktemp -d) || exit 1
 port=$((20000 + $$ % 20000))
-p1="" p2=""
+pp="$top_builddir/parkpool"
+p1="" p2="" p3="" ps=""
 cleanup() {
-    for _p in $p1 $p2; do kill -9 "$_p" 2>/dev/null; done
+    for _p in $p1 $p2 $p3 $ps; do kill -9 "$_p" 2>/dev/null; done
     redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
     rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
-    --logfile "$work/redis.log" --daemonize yes || { bad "redis-server did not start"; summary; exit 1; }
 rc() { redis-cli -p "$port" "$@"; }
-i=0; while ! rc ping >/dev/null 2>&1 && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+# Stored on disk (the append-only file), so that a restart keeps what was
+# acknowledged.
+start_redis() {
+    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly yes --dir "$work" \
+        --logfile "$work/redis.log" --daemonize yes || return 1
+    _i=0; while [ "$(rc ping 2>/dev/null)" != PONG ] && [ $_i -lt 100 ]; do
+        sleep 0.1; _i=$((_i + 1)); done
+    [ "$(rc ping 2>/dev/null)" = PONG ]
+}
+start_redis || { bad "redis-server did not start"; summary; exit 1; }
 url="redis://127.0.0.1:$port/jobs"
 
 mkdir "$work/plugins" "$work/tree"
 cp "$top_builddir/plugins/.libs/demo.so" "$top_builddir/plugins/.libs/hash.so" "$work/plugins/"
 
-# --- 20,000 files, one entry each, added before any worker runs
+# --- 20,000 files, one hash.sha256 entry each (parkpool submit), three
+# workers; one killed with SIGKILL mid-run, Redis stopped and started again
+# mid-run: every entry ends with exactly one result, sha256sum's hashes
 n=20000
 (cd "$work/tree" && i=0 && while [ $i -lt 200 ]; do mkdir d$i; i=$((i + 1)); done)
 awk -v n=$n -v dir="$work/tree" 'BEGIN { for (i = 0; i < n; i++) {
     f = sprintf("%s/d%d/f%d", dir, i % 200, i); print "file " i " of the tree" > f; close(f);
-    printf "XADD jobs * type hash.sha256 arg %s id h%d\n", f, i } }' > "$work/adds"
-rc < "$work/adds" > /dev/null
-check "20,000 entries queued" "$(rc XLEN jobs)" $n
-
-"$ppd" --queue "$url" --consumer one -P "$work/plugins" -j 2 --claim-after 2 -t 10 \
-    2> "$work/log1" &
-p1=$!
-"$ppd" --queue "$url" --consumer two -P "$work/plugins" -j 2 --claim-after 2 -t 10 \
-    --max-deliveries 2 2> "$work/log2" &
-p2=$!
-results() { rc XLEN jobs:results; }
-i=0; while [ "$(results)" -lt 3000 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+    print f } }' > "$work/files"
+worker() {   # NAME: a worker in the background, its pid in $wpid
+    "$ppd" --queue "$url" --consumer "$1" -P "$work/plugins" -j 1 --claim-after 2 -t 10 \
+        --max-deliveries 2 2> "$work/log.$1" &
+    wpid=$!
+}
+worker one; p1=$wpid
+worker two; p2=$wpid
+worker three; p3=$wpid
+"$pp" submit --queue "$url" --type hash.sha256 -f "$work/files" --wait --json \
+    > "$work/submitted" 2> "$work/submit.err" &
+ps=$!
+results() { rc XLEN jobs:results 2>/dev/null || echo 0; }
+upto() {   # N: wait (at most 60 s) until N results are stored
+    _i=0; while [ "$(results)" -lt "$1" ] && [ $_i -lt 600 ]; do sleep 0.1; _i=$((_i + 1)); done
+}
+upto 3000
 kill -9 "$p1"; wait "$p1" 2>/dev/null; p1=""
 ok "worker one killed (SIGKILL) after $(results) results"
-rc XADD jobs '*' type nope.never arg x id poison > /dev/null
-rc XADD jobs '*' type demo.fail arg bad id fails > /dev/null
-i=0; while [ "$(results)" -lt $((n + 1)) ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-i=0; while [ "$(rc XLEN jobs:dead)" -lt 1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-check "every entry has a result" "$(results)" $((n + 1))
-grep -q "queue: claimed" "$work/log2" && ok "worker two claimed what worker one held" \
+upto 8000
+acked=$(results)
+rc shutdown > /dev/null 2>&1
+sleep 0.5
+start_redis || bad "redis-server did not start again"
+ok "Redis stopped and started again after $acked results"
+[ "$(results)" -ge "$acked" ] && ok "... keeping every result stored before" \
+    || bad "results before the restart: $acked, after: $(results)"
+wait "$ps"
+check "parkpool submit --wait: every task done, exit 0" "$?" 0
+check "... one object per entry, and a summary" "$(grep -c '"status":"ok"' "$work/submitted")" $n
+tail -n 1 "$work/submitted" | grep -q "\"done\":$n,\"failed\":0,\"dead\":0" \
+    && ok "... which counts them" || bad "summary: $(tail -n 1 "$work/submitted")"
+grep -q "connected again" "$work/submit.err" && ok "... through the restart" \
+    || ok "... (the restart fell between its reads)"
+check "exactly one result per entry" "$(results)" $n
+grep -q "queue: claimed" "$work/log.two" "$work/log.three" \
+    && ok "a survivor claimed what worker one held" \
     || ok "worker one held nothing to claim when it was killed"
+grep -q "connected again" "$work/log.two" && ok "the workers reconnected after the restart" \
+    || bad "no reconnection in worker two's log: $(tail -n 5 "$work/log.two")"
 check "nothing left pending" "$(rc XPENDING jobs parkpool | head -n 1)" 0
-
-# The results: "id", then its value, and so on; one per entry, the hashes sha256sum's.
-rc XRANGE jobs:results - + > "$work/raw"
-awk 'prev == "id" { id = $0 } prev == "output" { out[id] = $0 } prev == "status" { st[id] = $0 }
-     { prev = $0 } END { for (k in out) print k "\t" st[k] "\t" out[k] }' "$work/raw" > "$work/by_id"
-check "exactly one result per id" "$(grep -c '^id$' "$work/raw")" "$(wc -l < "$work/by_id" | tr -d ' ')"
-grep '^h' "$work/by_id" | cut -f3 | sort > "$work/got"
-(cd "$work/tree" && find "$work/tree" -type f | xargs sha256sum) | sort > "$work/want"
+sed -n 's/.*"output":\["\([^"]*\)".*/\1/p' "$work/submitted" | sort > "$work/got"
+xargs sha256sum < "$work/files" | sort > "$work/want"
 if cmp -s "$work/got" "$work/want"; then ok "the hashes are sha256sum's"
 else bad "hashes differ: $(diff "$work/got" "$work/want" | head -n 5)"; fi
-check "a failing task: a failed result" "$(grep '^fails' "$work/by_id" | cut -f2)" failed
-rc XRANGE jobs:dead - + > "$work/dead"
-grep -q '^poison$' "$work/dead" && grep -q 'delivered more than' "$work/dead" \
-    && ok "an entry no worker can run is a dead letter after --max-deliveries" \
-    || bad "dead letters: $(cat "$work/dead")"
 
+# --- a failing task, an entry no worker can run
+printf 'demo.fail bad\nnope.never x\ndemo.echo fine\n' | "$pp" submit --queue "$url" --wait \
+    > "$work/out2" 2> "$work/err2"
+check "a failed task and a dead letter: exit 1" "$?" 1
+grep -q "demo.fail bad: " "$work/err2" && ok "... the failure said" || bad "err: $(cat "$work/err2")"
+grep -q "nope.never x: dead letter: delivered more than" "$work/err2" \
+    && ok "an entry no worker can run is a dead letter after --max-deliveries" \
+    || bad "dead letters: $(cat "$work/err2")"
+grep -qx fine "$work/out2" && ok "... and the tasks' output printed" || bad "out: $(cat "$work/out2")"
+"$pp" queue-stats --queue "$url" > "$work/stats"
+grep -q "^stream jobs: $((n + 3)) entries" "$work/stats" && grep -q "group parkpool: 0 pending" "$work/stats" \
+    && grep -q "^dead letters jobs:dead: 1 entries" "$work/stats" \
+    && ok "queue-stats: length, pending, dead letters" || bad "queue-stats: $(cat "$work/stats")"
+
+for p in $p3; do kill -TERM "$p"; wait "$p"; check "SIGTERM: worker three drains and exits 0" "$?" 0; done
+p3=""
 kill -TERM "$p2"; wait "$p2"
 check "SIGTERM: worker two drains and exits 0" "$?" 0
 p2=""
-grep -q "queue: drained:" "$work/log2" && ok "... and says what it did" || bad "log: $(tail -n 3 "$work/log2")"
+grep -q "queue: drained:" "$work/log.two" && ok "... and says what it did" \
+    || bad "log: $(tail -n 3 "$work/log.two")"
 
 "$ppd" --queue "redis://127.0.0.1/" -P "$work/plugins" 2> "$work/log3"
 check "an address without a stream: usage error" "$?" 2
