@@ -284,6 +284,8 @@ static void take_line(child_t *e, char *line)
     }
     else if (strncmp(line, "START ", 6) == 0 && (r = rec_of(e, line + 6, &rest))) {
         r->started = 1;
+        if (e->sink.started)
+            e->sink.started(r->job, e->sink.baton);
     }
     else if (strncmp(line, "OUT ", 4) == 0 && (r = rec_of(e, line + 4, &rest))) {
         e->sink.output(r->job, rest, e->sink.baton);

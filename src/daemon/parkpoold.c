@@ -380,8 +380,8 @@ int main(int argc, const char *const *argv)
         qcfg.engine = cfg.engine;
         qcfg.allow = cfg.allow;
         qcfg.log = log_line;
-        if (!qcfg.max_inflight)
-            qcfg.max_inflight = cfg.max_inflight ? cfg.max_inflight : 2 * workers(cfg.threads);
+        qcfg.workers = workers(cfg.threads);
+        qcfg.max_inflight = cfg.max_inflight;
         if (!qcfg.consumer)
             qcfg.consumer = default_consumer(p);
         return serve_queue(&qcfg, timeout, p);

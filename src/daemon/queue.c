@@ -3,8 +3,8 @@
  * The queue worker (queue.h). Three threads, each with one job:
  *
  * - the reader (its own Redis connection) reads entries with XREADGROUP,
- *   never more than there are free slots (max_inflight: the entries read
- *   and not yet acknowledged), so a backlog stays in Redis, not here; now
+ *   never more than there are free slots (the window: entries read and
+ *   not yet acknowledged), so a backlog stays in Redis, not here; now
  *   and then it claims entries idle for claim_after (XAUTOCLAIM: their
  *   consumer died) and sends those delivered too often to the dead letters;
  * - the loop (the caller of svc_queue_run) gives each entry to the engine
@@ -47,6 +47,12 @@
 #define CANCEL_GRACE    apr_time_from_sec(2)
 #define TICK            apr_time_from_msec(100)
 #define WHY_LEN         256
+/* The window: about this much work read ahead per worker, so that a
+ * worker never waits for a read while tiny tasks wait in Redis, and long
+ * tasks are not hoarded by one consumer while others idle. */
+#define READ_AHEAD      apr_time_from_msec(20)
+#define WINDOW_MIN      2      /* entries per worker, whatever the tasks take */
+#define WINDOW_MAX      256
 
 typedef struct entry_t entry_t;
 struct entry_t {
@@ -78,6 +84,7 @@ struct svc_queue_t {
     entry_t            *inbox, *inbox_tail;
     entry_t            *done, *done_tail;
     apr_uint32_t        used;            /* read, not yet acknowledged or let go */
+    apr_interval_time_t avg_run;         /* a task's run time, averaged (0: none yet) */
     int                 writer_stop;     /* the writer ends once done is empty */
     /* Also read without the lock, by a thread that waits for Redis: */
     volatile apr_uint32_t stop;          /* the reader stops */
@@ -334,6 +341,22 @@ static const char *ensure_group(redisContext *c, svc_queue_t *q, char *why)
     return bad;
 }
 
+/* Under lock: how many entries may be read and not yet acknowledged:
+ * READ_AHEAD of work per worker by the tasks' average run time, between
+ * WINDOW_MIN and WINDOW_MAX per worker, never above max_inflight. */
+static apr_uint32_t window(const svc_queue_t *q)
+{
+    apr_interval_time_t per = q->avg_run > 0 ? READ_AHEAD / q->avg_run : WINDOW_MIN;
+    apr_uint64_t w;
+
+    if (per < WINDOW_MIN)
+        per = WINDOW_MIN;
+    if (per > WINDOW_MAX)
+        per = WINDOW_MAX;
+    w = (apr_uint64_t)per * q->cfg.workers;
+    return w < q->cfg.max_inflight ? (apr_uint32_t)w : q->cfg.max_inflight;
+}
+
 static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
 {
     (void)t;
@@ -355,9 +378,9 @@ static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
     apr_snprintf(block, sizeof(block), "%d", READ_BLOCK_MS);
     for (;;) {
         apr_thread_mutex_lock(q->lock);
-        while (!apr_atomic_read32(&q->stop) && q->used >= q->cfg.max_inflight)
+        while (!apr_atomic_read32(&q->stop) && q->used >= window(q))
             apr_thread_cond_timedwait(q->room, q->lock, apr_time_from_msec(READ_BLOCK_MS));
-        room = q->cfg.max_inflight - q->used;
+        room = window(q) - q->used;
         apr_thread_mutex_unlock(q->lock);
         if (apr_atomic_read32(&q->stop))
             break;
@@ -449,7 +472,7 @@ static void append_result(redisContext *c, svc_queue_t *q, const entry_t *e, con
         }
         ARG("host"); ARG(q->hostname); ARG("consumer"); ARG(q->cfg.consumer);
         apr_snprintf(scratch, scratchlen, "%.6f",
-                     (double)(e->ended - e->started) / APR_USEC_PER_SEC);
+                     e->started ? (double)(e->ended - e->started) / APR_USEC_PER_SEC : 0.0);
         ARG("seconds"); ARG(scratch);
     }
 #undef ARG
@@ -615,6 +638,11 @@ static void to_writer(svc_queue_t *q, entry_t *e)
 {
     e->next = NULL;
     apr_thread_mutex_lock(q->lock);
+    if (!e->dead && e->started) {
+        /* A moving average over about the last 16 tasks. */
+        apr_interval_time_t run = e->ended - e->started;
+        q->avg_run = q->avg_run ? q->avg_run + (run - q->avg_run) / 16 : (run ? run : 1);
+    }
     if (q->done_tail)
         q->done_tail->next = e;
     else
@@ -622,6 +650,13 @@ static void to_writer(svc_queue_t *q, entry_t *e)
     q->done_tail = e;
     apr_thread_cond_signal(q->work);
     apr_thread_mutex_unlock(q->lock);
+}
+
+/* Any thread: a worker took the entry's task ("seconds" is its run). */
+static void on_started(void *job, void *baton)
+{
+    (void)baton;
+    ((entry_t *)job)->started = apr_time_now();
 }
 
 static void on_output(void *job, const char *line, void *baton)
@@ -673,7 +708,6 @@ static void run_inbox(svc_queue_t *q)
             let_go(q, e);
             continue;
         }
-        e->started = apr_time_now();
         rv = q->e->ops->run(q->e, e, ++q->next_job, e->type, e->arg);
         if (rv != APR_SUCCESS) {
             LOG(q, PP_LOG_WARN, "queue: entry %s: %s", e->rid, pp_strerror(rv, msg, sizeof(msg)));
@@ -737,8 +771,10 @@ apr_status_t svc_queue_create(svc_queue_t **out, const svc_queue_config_t *cfg, 
         q->cfg.max_deliveries = 5;
     if (!q->cfg.results_maxlen)
         q->cfg.results_maxlen = 1000000;
+    if (!q->cfg.workers)
+        q->cfg.workers = 1;
     if (!q->cfg.max_inflight)
-        q->cfg.max_inflight = 64;
+        q->cfg.max_inflight = WINDOW_MAX * q->cfg.workers;
     if ((rv = pp__queue_addr(cfg->url, &q->host, &q->port, &q->stream, why, sizeof(why), p))
         != APR_SUCCESS) {
         LOG(q, PP_LOG_ERROR, "%s", why);
@@ -776,16 +812,17 @@ apr_status_t svc_queue_create(svc_queue_t **out, const svc_queue_config_t *cfg, 
         rv = apr_pollset_create(&q->ps, 4, p, APR_POLLSET_WAKEABLE);
     if (rv != APR_SUCCESS)
         return rv;
-    sink.started = NULL;
+    sink.started = on_started;
     sink.output = on_output;
     sink.done = on_done;
     sink.baton = q;
     if ((rv = q->e->ops->start(q->e, &sink, q->ps)) != APR_SUCCESS)
         return rv;    /* the engine said why */
-    LOG(q, PP_LOG_INFO, "queue: consumer %s of group %s of %s:%d/%s; at most %u entries in "
-        "flight; entries idle %" APR_INT64_T_FMT " s claimed, dead after %u deliveries (%s); "
+    LOG(q, PP_LOG_INFO, "queue: consumer %s of group %s of %s:%d/%s; %u workers, at most %u "
+        "entries in flight (%u to %u by the tasks' run time); entries idle %" APR_INT64_T_FMT " s claimed, dead after %u deliveries (%s); "
         "results in %s; task types allowed: %s", cfg->consumer, cfg->group, q->host, q->port,
-        q->stream, q->cfg.max_inflight, (apr_int64_t)apr_time_sec(q->cfg.claim_after),
+        q->stream, q->cfg.workers, q->cfg.max_inflight, WINDOW_MIN * q->cfg.workers,
+        WINDOW_MAX * q->cfg.workers, (apr_int64_t)apr_time_sec(q->cfg.claim_after),
         q->cfg.max_deliveries, q->dead, q->results, svc_allow_describe(q->allow, p));
     *out = q;
     return APR_SUCCESS;

@@ -29,7 +29,11 @@ typedef struct svc_queue_config_t {
     const char          *consumer;       /**< this worker's name in the group */
     const svc_allow_t   *allow;          /**< NULL: the default rule (allow.h) */
     svc_engine_t        *engine;
-    apr_uint32_t         max_inflight;   /**< entries read and not yet acknowledged */
+    apr_uint32_t         workers;        /**< the engine's workers, for the window */
+    /** At most this many entries read and not yet acknowledged; within
+     *  it, about 20 ms of work per worker (by the tasks' average run
+     *  time), 2 to 256 entries per worker. 0: 256 per worker. */
+    apr_uint32_t         max_inflight;
     apr_interval_time_t  claim_after;    /**< 0: 60 s */
     apr_uint32_t         max_deliveries; /**< 0: 5 */
     apr_uint64_t         results_maxlen; /**< the results stream, trimmed (~); 0: 1,000,000 */

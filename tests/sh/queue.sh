@@ -120,6 +120,22 @@ p2=""
 grep -q "queue: drained:" "$work/log.two" && ok "... and says what it did" \
     || bad "log: $(tail -n 3 "$work/log.two")"
 
+# --- long tasks are not hoarded: a worker reads ahead about 20 ms of work
+# by the run times it has seen, 2 entries per worker at the least; so of
+# six 300 ms tasks queued, a worker that starts 0.5 s after the first
+# still finds some to run
+before=$(results)
+i=0; while [ $i -lt 6 ]; do echo "demo.sleep 300"; i=$((i + 1)); done \
+    | "$pp" submit --queue "$url" 2>/dev/null
+worker four; p1=$wpid
+sleep 0.5
+worker five; p2=$wpid
+upto $((before + 6))
+rc XREVRANGE jobs:results + - COUNT 6 | grep -A1 '^consumer$' | grep -v -e '^consumer$' -e '^--$' \
+    | sort -u | tr '\n' ' ' > "$work/who"
+check "six long tasks queued before two workers: both run some" "$(cat "$work/who")" "five four "
+kill -TERM "$p1" "$p2"; wait "$p1" "$p2"; p1="" p2=""
+
 "$ppd" --queue "redis://127.0.0.1/" -P "$work/plugins" 2> "$work/log3"
 check "an address without a stream: usage error" "$?" 2
 grep -q "redis://HOST\[:PORT\]/STREAM" "$work/log3" && ok "... which says the form" \
