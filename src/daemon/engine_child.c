@@ -459,6 +459,12 @@ static apr_status_t c_run(svc_engine_t *be, void *job, apr_uint64_t id, const ch
     rec_t *r = malloc(sizeof(*r) + len + 1);
     apr_status_t rv;
 
+    /* One line to the worker: a line break in it would be a line of its
+     * own there, read as a command (the callers refuse those first). */
+    if (!*type || strpbrk(type, " \n") || strchr(arg, '\n')) {
+        free(r);
+        return APR_EINVAL;
+    }
     if (!r)
         return APR_ENOMEM;
     r->job = job;

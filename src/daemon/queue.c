@@ -159,7 +159,7 @@ static entry_t *entry_of(const redisReply *r)
 {
     const char *rid, *type = NULL, *arg = NULL, *id = NULL;
     const redisReply *f;
-    apr_size_t i, need;
+    apr_size_t i, need, tlen = 0, alen = 0;
     entry_t *e;
     char *t;
 
@@ -173,10 +173,14 @@ static entry_t *entry_of(const redisReply *r)
         if (f->element[i]->type != REDIS_REPLY_STRING
             || f->element[i + 1]->type != REDIS_REPLY_STRING)
             continue;
-        if (strcmp(k, "type") == 0)
+        if (strcmp(k, "type") == 0) {
             type = v;
-        else if (strcmp(k, "arg") == 0)
+            tlen = f->element[i + 1]->len;
+        }
+        else if (strcmp(k, "arg") == 0) {
             arg = v;
+            alen = f->element[i + 1]->len;
+        }
         else if (strcmp(k, "id") == 0)
             id = v;
     }
@@ -194,6 +198,12 @@ static entry_t *entry_of(const redisReply *r)
 #undef KEEP
     if (!type || !*type)
         e->dead = "the entry has no 'type' field";
+    /* A job line's grammar: a type is one word, an argument one line. A
+     * line break would also end the line the worker process reads. */
+    else if (strlen(type) != tlen || strpbrk(type, " \t\r\n"))
+        e->dead = "the type is not one word";
+    else if ((arg && strlen(arg) != alen) || (arg && strchr(arg, '\n')))
+        e->dead = "the argument has a line break or a NUL byte";
     return e;
 }
 

@@ -43,7 +43,8 @@ start_redis || { bad "redis-server did not start"; summary; exit 1; }
 url="redis://127.0.0.1:$port/jobs"
 
 mkdir "$work/plugins" "$work/tree"
-cp "$top_builddir/plugins/.libs/demo.so" "$top_builddir/plugins/.libs/hash.so" "$work/plugins/"
+cp "$top_builddir/plugins/.libs/demo.so" "$top_builddir/plugins/.libs/hash.so" \
+    "$top_builddir/plugins/.libs/exec.so" "$work/plugins/"
 
 # --- 20,000 files, one hash.sha256 entry each (parkpool submit), three
 # workers; one killed with SIGKILL mid-run, Redis stopped and started again
@@ -107,9 +108,20 @@ grep -q "nope.never x: dead letter: delivered more than" "$work/err2" \
     && ok "an entry no worker can run is a dead letter after --max-deliveries" \
     || bad "dead letters: $(cat "$work/err2")"
 grep -qx fine "$work/out2" && ok "... and the tasks' output printed" || bad "out: $(cat "$work/out2")"
+# An argument with a line break would be two lines to the worker process,
+# the second read as its own command (here one that runs exec.sh, which
+# the allow-list refuses): such an entry is a dead letter at once.
+printf 'x\nRUN 999999 exec.sh touch %s/pwned' "$work" | rc -x XADD jobs '*' type demo.echo arg \
+    > /dev/null
+i=0; while [ "$(rc XLEN jobs:dead)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5
+rc XRANGE jobs:dead - + > "$work/dead"
+grep -q "the argument has a line break" "$work/dead" && [ ! -e "$work/pwned" ] \
+    && ok "an argument with a line break: a dead letter, nothing injected" \
+    || bad "line break: $(cat "$work/dead"); $(ls "$work")"
 "$pp" queue-stats --queue "$url" > "$work/stats"
-grep -q "^stream jobs: $((n + 3)) entries" "$work/stats" && grep -q "group parkpool: 0 pending" "$work/stats" \
-    && grep -q "^dead letters jobs:dead: 1 entries" "$work/stats" \
+grep -q "^stream jobs: $((n + 4)) entries" "$work/stats" && grep -q "group parkpool: 0 pending" "$work/stats" \
+    && grep -q "^dead letters jobs:dead: 2 entries" "$work/stats" \
     && ok "queue-stats: length, pending, dead letters" || bad "queue-stats: $(cat "$work/stats")"
 
 for p in $p3; do kill -TERM "$p"; wait "$p"; check "SIGTERM: worker three drains and exits 0" "$?" 0; done
