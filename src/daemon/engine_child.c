@@ -218,7 +218,7 @@ static void worker_gone(child_t *e)
             e->backoff = BACKOFF_FIRST;
         e->restart_at = now + e->backoff;
         LOG(e, PP_LOG_ERROR, "the worker process (pid %d) %s; running: %s; %" APR_SIZE_T_FMT
-            " task%s in flight answered failed; another starts in %.1f s", (int)e->proc.pid,
+            " task%s in flight lost; another starts in %.1f s", (int)e->proc.pid,
             e->last_end, *types ? types : "no task", njobs, njobs == 1 ? "" : "s",
             (double)e->backoff / APR_USEC_PER_SEC);
         e->backoff = e->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : e->backoff * 2;

@@ -378,7 +378,7 @@ check "what ended before the crash is ok, what it took is answered failed" \
     "$(grep -v '^ok ' "$work/acks16" | sort | sed 's/, core dumped//' | tr '\n' '|')" \
     "done 1 ok|done 2 failed: worker crashed (signal 11)|done 3 failed: worker crashed (signal 11)|out 1 before|"
 grep -q "worker process (pid $w1) crashed (signal 11.*running: .*crash.segv x1" "$work/log16" \
-    && grep -q "worker process (pid $w1) crashed.*running: .*demo.sleep x1.*2 tasks in flight answered failed; another starts in 0.1 s" "$work/log16" \
+    && grep -q "worker process (pid $w1) crashed.*running: .*demo.sleep x1.*2 tasks in flight lost; another starts in 0.1 s" "$work/log16" \
     && ok "the crash logged, with the types that were running" || bad "crash log: $(grep crashed "$work/log16")"
 nworkers() {   # N: wait (at most 5 s) until N have started
     _i=0
@@ -397,7 +397,7 @@ check "the worker process ignores the service's signals (they are the service's)
 done 5 ok 2"
 echo "crash.abort 0" | "$ppd" --send "$sock" > "$work/acks16" 2>/dev/null
 check "a second crash" "$(sed 's/, core dumped//' "$work/acks16" | tail -n 1)" "done 6 failed: worker crashed (signal 6)"
-grep -q "worker process (pid $w2) crashed (signal 6.*running: crash.abort x1; 1 task in flight answered failed; another starts in 0.2 s" "$work/log16" \
+grep -q "worker process (pid $w2) crashed (signal 6.*running: crash.abort x1; 1 task in flight lost; another starts in 0.2 s" "$work/log16" \
     && ok "... within a minute: the next start waits twice as long" || bad "backoff: $(grep crashed "$work/log16")"
 nworkers 3 || bad "no third worker: $(cat "$work/log16")"
 printf 'demo.sleep x\ndemo.echo last\n' | "$ppd" --send "$sock" > "$work/acks16" 2>/dev/null
