@@ -37,6 +37,7 @@
 /* How long a worker told to end (its stdin closed) may take to. */
 #define STOP_LIMIT     apr_time_from_sec(5)
 #define MAX_LINE_IN    (SVC_WORKER_MAX_OUT + 64)
+#define READ_TURN      (1024 * 1024)
 
 /* A job given to the worker, until its DONE (or the worker's end). */
 typedef struct rec_t {
@@ -306,13 +307,15 @@ static void take_line(child_t *e, char *line)
     }
 }
 
-/* Read what it wrote; its end (EOF, an error) is its death. */
+/* Read what it wrote; its end (EOF, an error) is its death. At most
+ * READ_TURN bytes a turn: a task that prints without end must not keep
+ * the loop from its clients (the poll brings it back). */
 static void read_some(child_t *e)
 {
     apr_status_t rv;
-    apr_size_t n, i, start;
+    apr_size_t n, i, start, total = 0;
 
-    for (;;) {
+    while (total < READ_TURN) {
         if (e->rcap - e->rlen < 65536) {
             apr_size_t cap = e->rcap ? e->rcap * 2 : 65536 * 2;
             char *grown;
@@ -341,6 +344,7 @@ static void read_some(child_t *e)
             }
         }
         e->rlen += n;
+        total += n;
         memmove(e->rbuf, e->rbuf + start, e->rlen - start);
         e->rlen -= start;
         if (e->rlen > MAX_LINE_IN) {
