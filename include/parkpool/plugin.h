@@ -47,7 +47,8 @@ typedef struct pp_task_type_t {
  */
 #define PP_PLUGIN_MAGIC     0x50504c47u   /* "PPLG" */
 #define PP_PLUGIN_ABI_MAJOR 1
-#define PP_PLUGIN_ABI_MINOR 0
+/** The newest minor version this parkpool loads. 1.1 added idempotent. */
+#define PP_PLUGIN_ABI_MINOR 1
 
 typedef struct pp_plugin_entry_t {
     apr_uint32_t magic;
@@ -57,6 +58,11 @@ typedef struct pp_plugin_entry_t {
     const char  *version;     /**< its version string */
     /** Registers the plugin's types with pp_registry_add(). */
     apr_status_t (*init)(pp_registry_t *reg);
+    /** Since 1.1 (read only when abi_minor >= 1): the plugin's types whose
+     *  tasks may run twice with the effect of once, names or globs
+     *  ("hash.*"), NULL-terminated; NULL: none. A queue of workers runs a
+     *  task at least once (parkpoold(8), QUEUE); parkpool plugins shows it. */
+    const char *const *idempotent;
 } pp_plugin_entry_t;
 
 #if defined(_WIN32) || defined(__CYGWIN__)
@@ -65,12 +71,22 @@ typedef struct pp_plugin_entry_t {
 #define PP_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
 
-/** Export this plugin's entry point (the data symbol pp_plugin_entry). */
+/** Export this plugin's entry point (the data symbol pp_plugin_entry). It
+ *  asks for ABI 1.0, so that a parkpool of any 1.x loads it. */
 #define PP_PLUGIN_DEFINE(name, version, init)                              \
     PP_PLUGIN_EXPORT extern const pp_plugin_entry_t pp_plugin_entry;       \
     const pp_plugin_entry_t pp_plugin_entry = {                            \
-        PP_PLUGIN_MAGIC, PP_PLUGIN_ABI_MAJOR, PP_PLUGIN_ABI_MINOR,         \
-        (name), (version), (init)                                          \
+        PP_PLUGIN_MAGIC, PP_PLUGIN_ABI_MAJOR, 0,                           \
+        (name), (version), (init), (const char *const *)0                   \
+    }
+
+/** PP_PLUGIN_DEFINE, and the types whose tasks may run twice (a
+ *  NULL-terminated array of names or globs): ABI 1.1. */
+#define PP_PLUGIN_DEFINE_IDEMPOTENT(name, version, init, idempotent)      \
+    PP_PLUGIN_EXPORT extern const pp_plugin_entry_t pp_plugin_entry;       \
+    const pp_plugin_entry_t pp_plugin_entry = {                            \
+        PP_PLUGIN_MAGIC, PP_PLUGIN_ABI_MAJOR, 1,                           \
+        (name), (version), (init), (idempotent)                            \
     }
 
 /** Where a registry found its types: one per loaded plugin. */
@@ -78,6 +94,9 @@ typedef struct pp_plugin_info_t {
     const char *name;
     const char *version;
     const char *path;          /**< NULL for types added by the host */
+    /** The types it says may run twice (pp_plugin_entry_t.idempotent),
+     *  NULL-terminated, or NULL. */
+    const char *const *idempotent;
 } pp_plugin_info_t;
 
 /**
@@ -151,6 +170,11 @@ PP_API const pp_task_type_t *pp_registry_find(const pp_registry_t *reg, const ch
 
 /** The registered type whose name is closest to name (for "did you mean"), or NULL. */
 PP_API const pp_task_type_t *pp_registry_suggest(const pp_registry_t *reg, const char *name);
+
+/** Non-zero when type's plugin says its tasks may run twice with the
+ *  effect of once (pp_plugin_entry_t.idempotent); 0 for a type added by
+ *  the host, of a plugin that says nothing, or not of reg. */
+PP_API int pp_registry_idempotent(const pp_registry_t *reg, const pp_task_type_t *type);
 
 /** Number of registered types; pp_registry_type(reg, i) walks them in name order. */
 PP_API apr_size_t pp_registry_count(const pp_registry_t *reg);

@@ -82,4 +82,7 @@ static apr_status_t demo_init(pp_registry_t *reg)
     return rv;
 }
 
-PP_PLUGIN_DEFINE("demo", PP_VERSION_STRING, demo_init);
+/* Echo, sleep, spin and fail change nothing outside the task. */
+static const char *const idempotent[] = { "demo.*", NULL };
+
+PP_PLUGIN_DEFINE_IDEMPOTENT("demo", PP_VERSION_STRING, demo_init, idempotent);

@@ -148,13 +148,15 @@ int cli_plugins(int argc, const char *const *argv, apr_pool_t *p)
             cli_json_string(stdout, info->version);
             printf(",\"path\":");
             cli_json_string(stdout, info->path ? info->path : "");
-            printf("}");
+            printf(",\"idempotent\":%s}", pp_registry_idempotent(reg, t) ? "true" : "false");
             continue;
         }
         if (info != prev)
             printf("%s%s %s  (%s)\n", i ? "\n" : "", info->name, info->version,
                    info->path ? info->path : "built in");
-        printf("  %-14s %s\n", t->name, t->summary);
+        /* Whether a queue may run it twice safely (at least once). */
+        printf("  %-14s %s%s\n", t->name, t->summary,
+               pp_registry_idempotent(reg, t) ? " [idempotent]" : "");
     }
     if (json)
         printf("]}\n");

@@ -132,6 +132,15 @@ static apr_status_t load(pp_registry_t *reg, const char *path, apr_pool_t *p,
     pl->info.name = apr_pstrdup(reg->p, entry->name);
     pl->info.version = apr_pstrdup(reg->p, entry->version ? entry->version : "");
     pl->info.path = apr_pstrdup(reg->p, path);
+    /* Copied: the names outlive an unload in the registry's pool. */
+    if (entry->abi_minor >= 1 && entry->idempotent) {
+        apr_array_header_t *idem = apr_array_make(reg->p, 4, sizeof(const char *));
+        const char *const *name;
+        for (name = entry->idempotent; *name; name++)
+            APR_ARRAY_PUSH(idem, const char *) = apr_pstrdup(reg->p, *name);
+        APR_ARRAY_PUSH(idem, const char *) = NULL;
+        pl->info.idempotent = (const char *const *)idem->elts;
+    }
     pl->p = p;
     reg->loading = pl;
     reg->load_status = APR_SUCCESS;

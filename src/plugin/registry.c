@@ -27,6 +27,7 @@
 #include "os/fork.h"
 
 #include <apr_lib.h>
+#include <apr_fnmatch.h>
 #include <apr_strings.h>
 
 #include <stdlib.h>
@@ -305,6 +306,19 @@ const pp_plugin_info_t *pp_registry_owner(const pp_registry_t *reg,
     const pp__type_rec_t *rec = rec_of(type);
 
     return rec && rec->reg == reg ? &rec->plugin->info : NULL;
+}
+
+int pp_registry_idempotent(const pp_registry_t *reg, const pp_task_type_t *type)
+{
+    const pp_plugin_info_t *info = reg && type ? pp_registry_owner(reg, type) : NULL;
+    const char *const *pattern;
+
+    if (!info || !info->idempotent)
+        return 0;
+    for (pattern = info->idempotent; *pattern; pattern++)
+        if (apr_fnmatch(*pattern, type->name, 0) == APR_SUCCESS)
+            return 1;
+    return 0;
 }
 
 /* Edit distance, for "did you mean"; names are short. */

@@ -374,6 +374,43 @@ static void test_demo(void)
     apr_pool_destroy(p);
 }
 
+static apr_status_t nop_run(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)arg;
+    (void)ctx;
+    return APR_SUCCESS;
+}
+
+/* What a queue may run twice: the plugins say (ABI 1.1); hash and demo
+ * do for all their types, exec says nothing, nor does the host. */
+static void test_idempotent(void)
+{
+    static const pp_task_type_t host = { "host.thing", "a type the host adds", NULL,
+                                         nop_run, NULL, NULL };
+    apr_pool_t *p;
+    pp_registry_t *reg, *other;
+    char err[2048];
+
+    apr_pool_create(&p, t_root);
+    T_OK_FATAL(pp_registry_create(&reg, p));
+    T_OK_FATAL(pp_registry_load_dir(reg, t_bundled_dir, err, sizeof(err)));
+    T_OK_FATAL(pp_registry_add(reg, &host));
+    T_EQ(pp_registry_idempotent(reg, pp_registry_find(reg, "hash.sha256")), 1);
+    T_EQ(pp_registry_idempotent(reg, pp_registry_find(reg, "hash.check")), 1);
+    T_EQ(pp_registry_idempotent(reg, pp_registry_find(reg, "demo.echo")), 1);
+    T_EQ(pp_registry_idempotent(reg, pp_registry_find(reg, "exec.sh")), 0);
+    T_EQ(pp_registry_idempotent(reg, pp_registry_find(reg, "host.thing")), 0);
+    T_EQ(pp_registry_idempotent(reg, NULL), 0);
+    T_EQ(pp_registry_idempotent(NULL, pp_registry_find(reg, "hash.sha1")), 0);
+    CU_ASSERT_STRING_EQUAL(
+        pp_registry_owner(reg, pp_registry_find(reg, "hash.md5"))->idempotent[0], "hash.*");
+    CU_ASSERT_PTR_NULL(pp_registry_owner(reg, pp_registry_find(reg, "exec.sh"))->idempotent);
+    /* A type of another registry is not this one's to answer for. */
+    T_OK_FATAL(pp_registry_create(&other, p));
+    T_EQ(pp_registry_idempotent(other, pp_registry_find(reg, "hash.sha1")), 0);
+    apr_pool_destroy(p);
+}
+
 void t_register_bundled(void)
 {
     CU_pSuite s = CU_add_suite("bundled", NULL, NULL);
@@ -386,4 +423,6 @@ void t_register_bundled(void)
     CU_add_test(s, "exec: output lines and exit statuses", test_exec);
     CU_add_test(s, "exec: null stdin, output pipes not inherited", test_exec_descriptors);
     CU_add_test(s, "demo: echo, fail, sleep, spin", test_demo);
+    CU_add_test(s, "idempotent types: hash and demo say so, exec and the host do not",
+                test_idempotent);
 }

@@ -53,6 +53,9 @@ static void test_load_good(void)
     CU_ASSERT_PTR_EQUAL(pp_registry_suggest(reg, "good.ecko"), t);
     CU_ASSERT_PTR_EQUAL(pp_registry_suggest(reg, "echo"), t);
     CU_ASSERT_PTR_NULL(pp_registry_suggest(reg, "completely.different"));
+    /* An ABI 1.0 plugin (PP_PLUGIN_DEFINE) says nothing of running twice. */
+    CU_ASSERT_PTR_NULL(info->idempotent);
+    T_EQ(pp_registry_idempotent(reg, t), 0);
     apr_pool_destroy(p);
 }
 

@@ -13,5 +13,5 @@ static apr_status_t never_init(pp_registry_t *reg)
 
 PP_PLUGIN_EXPORT extern const pp_plugin_entry_t pp_plugin_entry;
 const pp_plugin_entry_t pp_plugin_entry = {
-    0xdeadbeefu, PP_PLUGIN_ABI_MAJOR, PP_PLUGIN_ABI_MINOR, "badmagic", "0", never_init
+    0xdeadbeefu, PP_PLUGIN_ABI_MAJOR, PP_PLUGIN_ABI_MINOR, "badmagic", "0", never_init, NULL
 };

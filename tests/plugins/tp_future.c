@@ -13,5 +13,6 @@ static apr_status_t never_init(pp_registry_t *reg)
 
 PP_PLUGIN_EXPORT extern const pp_plugin_entry_t pp_plugin_entry;
 const pp_plugin_entry_t pp_plugin_entry = {
-    PP_PLUGIN_MAGIC, PP_PLUGIN_ABI_MAJOR, PP_PLUGIN_ABI_MINOR + 1, "future", "9.9", never_init
+    PP_PLUGIN_MAGIC, PP_PLUGIN_ABI_MAJOR, PP_PLUGIN_ABI_MINOR + 1, "future", "9.9", never_init,
+    NULL
 };

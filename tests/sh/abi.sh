@@ -18,7 +18,7 @@ for want in pp_pool_create pp_submit pp_submit_ex pp_pool_shutdown pp_pool_stats
             pp_pool_pause pp_pool_resume pp_task_block_begin pp_task_block_end \
             pp_registry_create pp_registry_add pp_registry_load pp_registry_load_dir \
             pp_registry_find pp_submit_typed pp_submit_named pp_submit_batch \
-            pp_job_line_split pp_job_record_split; do
+            pp_job_line_split pp_job_record_split pp_registry_idempotent; do
     printf '%s\n' "$syms" | grep -qx "$want" || { echo "abi: $want not exported"; status=1; }
 done
 # A program built against the 4.x layouts (tests/abi/v4.h) runs with this

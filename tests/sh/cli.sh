@@ -73,6 +73,12 @@ pp --version | grep -q '^parkpool ' && ok "--version" || bad "--version"
 pp --help | grep -q 'usage: parkpool' && ok "--help" || bad "--help"
 pp plugins | grep -q 'hash.sha1' && ok "plugins lists hash.sha1" || bad "plugins"
 pp plugins --json | grep -q '"name":"exec.sh"' && ok "plugins --json" || bad "plugins --json"
+# What a queue may run twice, as the plugins say (ABI 1.1): hash's types, not exec.sh.
+pp plugins | grep -q 'hash.sha256 .*\[idempotent\]' && ! pp plugins | grep -q 'exec.sh .*idempotent' \
+    && ok "plugins marks the idempotent types" || bad "idempotent: $(pp plugins)"
+pp plugins --json | grep -q '"name":"exec.sh"[^}]*"idempotent":false' \
+    && pp plugins --json | grep -q '"name":"hash.md5"[^}]*"idempotent":true' \
+    && ok "plugins --json: idempotent" || bad "plugins --json idempotent"
 printf 'demo.echo x\ndemo.fail y\n' | pp run --json -f - > "$work/out" 2>/dev/null
 check "--json exit status" "$?" 1
 check "--json done" "$(json_field "$work/out" done)" 1
