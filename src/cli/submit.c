@@ -16,6 +16,7 @@
 #include "cli_os.h"
 #include "redis/connect.h"
 #include "redis/qaddr.h"
+#include "redis/stream.h"
 
 #include <apr_atomic.h>
 #include <apr_strings.h>
@@ -151,21 +152,6 @@ static int add_all(submit_t *s, redisContext *c)
     return CLI_OK;
 }
 
-/* A field's value in an entry's [field, value, ...], or NULL. */
-static const char *field(const redisReply *f, const char *name, apr_size_t *len)
-{
-    apr_size_t i;
-
-    for (i = 0; i + 1 < f->elements; i += 2)
-        if (f->element[i]->type == REDIS_REPLY_STRING && strcmp(f->element[i]->str, name) == 0
-            && f->element[i + 1]->type == REDIS_REPLY_STRING) {
-            if (len)
-                *len = f->element[i + 1]->len;
-            return f->element[i + 1]->str;
-        }
-    return NULL;
-}
-
 static void print_json(const redisReply *f, const char *status, const char *error)
 {
     const char *keys[] = { "id", "entry", "type", "arg" }, *v, *out;
@@ -174,7 +160,7 @@ static void print_json(const redisReply *f, const char *status, const char *erro
     fputc('{', stdout);
     for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         printf("%s\"%s\":", i ? "," : "", keys[i]);
-        if ((v = field(f, keys[i], &len)) != NULL)
+        if ((v = pp__stream_field(f, keys[i], &len)) != NULL)
             cli_json_bytes(stdout, v, len);
         else
             fputs("null", stdout);
@@ -185,7 +171,7 @@ static void print_json(const redisReply *f, const char *status, const char *erro
     else
         fputs("null", stdout);
     fputs(",\"output\":[", stdout);
-    if ((out = field(f, "output", &len)) != NULL && len) {
+    if ((out = pp__stream_field(f, "output", &len)) != NULL && len) {
         const char *end = out + len, *nl;
         for (i = 0; out <= end; out = nl + 1, i++) {
             nl = memchr(out, '\n', (apr_size_t)(end - out));
@@ -196,11 +182,11 @@ static void print_json(const redisReply *f, const char *status, const char *erro
         }
     }
     printf("],\"host\":");
-    if ((v = field(f, "host", &len)) != NULL)
+    if ((v = pp__stream_field(f, "host", &len)) != NULL)
         cli_json_bytes(stdout, v, len);
     else
         fputs("null", stdout);
-    v = field(f, "seconds", NULL);
+    v = pp__stream_field(f, "seconds", NULL);
     printf(",\"seconds\":%s}\n", v ? v : "null");
 }
 
@@ -208,7 +194,7 @@ static void print_json(const redisReply *f, const char *status, const char *erro
 static void take(submit_t *s, const redisReply *f, int dead)
 {
     apr_size_t plen = strlen(s->prefix), len;
-    const char *id = field(f, "id", NULL), *v, *error = NULL, *status;
+    const char *id = pp__stream_field(f, "id", NULL), *v, *error = NULL, *status;
     char *end;
     long n;
 
@@ -221,29 +207,29 @@ static void take(submit_t *s, const redisReply *f, int dead)
     s->nseen++;
     if (dead) {
         status = "dead";
-        error = field(f, "reason", NULL);
+        error = pp__stream_field(f, "reason", NULL);
         s->dead_letters++;
     }
-    else if ((v = field(f, "status", NULL)) != NULL && strcmp(v, "ok") == 0) {
+    else if ((v = pp__stream_field(f, "status", NULL)) != NULL && strcmp(v, "ok") == 0) {
         status = "ok";
         s->ok++;
     }
     else {
         status = "failed";
-        error = field(f, "error", NULL);
+        error = pp__stream_field(f, "error", NULL);
         s->failed++;
     }
     if (s->json) {
         print_json(f, status, error);
         return;
     }
-    if ((v = field(f, "output", &len)) != NULL && len) {
+    if ((v = pp__stream_field(f, "output", &len)) != NULL && len) {
         fwrite(v, 1, len, stdout);
         fputc('\n', stdout);
     }
     if (error || strcmp(status, "ok") != 0)
-        cli_error("%s %s: %s%s", field(f, "type", NULL) ? field(f, "type", NULL) : "?",
-                  field(f, "arg", NULL) ? field(f, "arg", NULL) : "",
+        cli_error("%s %s: %s%s", pp__stream_field(f, "type", NULL) ? pp__stream_field(f, "type", NULL) : "?",
+                  pp__stream_field(f, "arg", NULL) ? pp__stream_field(f, "arg", NULL) : "",
                   dead ? "dead letter: " : "", error ? error : "failed");
 }
 
@@ -267,20 +253,35 @@ static redisContext *reconnect(const submit_t *s, const char *lost)
     return NULL;
 }
 
+/* Where follow is in the results and the dead letters. */
+typedef struct following_t {
+    submit_t *s;
+    char      rid[64], did[64];
+} following_t;
+
+static void take_entry(void *baton, const char *key, const char *id, const redisReply *fields)
+{
+    following_t *fl = baton;
+    int dead = strcmp(key, fl->s->dead) == 0;
+
+    apr_cpystrn(dead ? fl->did : fl->rid, id, sizeof(fl->rid));
+    if (fields)
+        take(fl->s, fields, dead);
+}
+
 /* Follow the results and the dead letters from their ends before the
  * submit until every job has one. A lost connection is made again: the
  * streams are read on from where they were. */
 static int follow(submit_t *s, redisContext **cp, const char *from_results,
                   const char *from_dead)
 {
-    char rid[64], did[64];
+    following_t fl = { s, { 0 }, { 0 } };
     const char *argv[] = { "XREAD", "COUNT", "1000", "BLOCK", "1000", "STREAMS", s->results,
-                           s->dead, rid, did };
+                           s->dead, fl.rid, fl.did };
     redisReply *r;
-    apr_size_t i, k;
 
-    apr_cpystrn(rid, from_results, sizeof(rid));
-    apr_cpystrn(did, from_dead, sizeof(did));
+    apr_cpystrn(fl.rid, from_results, sizeof(fl.rid));
+    apr_cpystrn(fl.did, from_dead, sizeof(fl.did));
     while (s->nseen < (apr_uint64_t)s->jobs->nelts && !apr_atomic_read32(&interrupted)) {
         r = redisCommandArgv(*cp, 10, argv, NULL);
         if (!r) {
@@ -302,23 +303,7 @@ static int follow(submit_t *s, redisContext **cp, const char *from_results,
             freeReplyObject(r);
             return CLI_FAILED;
         }
-        /* [[key, [[id, fields], ...]], ...], or nil after BLOCK */
-        for (i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
-            const redisReply *st = r->element[i], *list;
-            int dead;
-            if (st->type != REDIS_REPLY_ARRAY || st->elements != 2)
-                continue;
-            dead = strcmp(st->element[0]->str, s->dead) == 0;
-            list = st->element[1];
-            for (k = 0; k < list->elements; k++) {
-                const redisReply *e = list->element[k];
-                if (e->type != REDIS_REPLY_ARRAY || e->elements != 2)
-                    continue;
-                apr_cpystrn(dead ? did : rid, e->element[0]->str, sizeof(rid));
-                if (e->element[1]->type == REDIS_REPLY_ARRAY)
-                    take(s, e->element[1], dead);
-            }
-        }
+        pp__stream_read(r, take_entry, &fl);
         freeReplyObject(r);
         fflush(stdout);
     }

@@ -25,6 +25,8 @@
 #include "capture.h"
 #include "redis/qaddr.h"
 #include "redis/connect.h"
+#include "redis/stream.h"
+#include "qentry.h"
 
 #include <apr_atomic.h>
 #include <apr_network_io.h>
@@ -153,37 +155,17 @@ static const char *failure(redisContext *c, const redisReply *r, char *why)
 
 /* ------------------------------------------------------------ the reader */
 
-/* An entry of a reply ([id, [field, value, ...]]), or NULL (a deleted
- * one's fields are nil). */
-static entry_t *entry_of(const redisReply *r)
+/* The entry rid with these fields (NULL: deleted), or NULL when out of
+ * memory (it stays pending: it is claimed again later). */
+static entry_t *entry_of(const char *rid, const redisReply *fields)
 {
-    const char *rid, *type = NULL, *arg = NULL, *id = NULL;
-    const redisReply *f;
-    apr_size_t i, need, tlen = 0, alen = 0;
+    apr_size_t tlen = 0, alen = 0, need;
+    const char *type = pp__stream_field(fields, "type", &tlen);
+    const char *arg = pp__stream_field(fields, "arg", &alen);
+    const char *id = pp__stream_field(fields, "id", NULL);
     entry_t *e;
     char *t;
 
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2
-        || r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY)
-        return NULL;
-    rid = r->element[0]->str;
-    f = r->element[1];
-    for (i = 0; i + 1 < f->elements; i += 2) {
-        const char *k = f->element[i]->str, *v = f->element[i + 1]->str;
-        if (f->element[i]->type != REDIS_REPLY_STRING
-            || f->element[i + 1]->type != REDIS_REPLY_STRING)
-            continue;
-        if (strcmp(k, "type") == 0) {
-            type = v;
-            tlen = f->element[i + 1]->len;
-        }
-        else if (strcmp(k, "arg") == 0) {
-            arg = v;
-            alen = f->element[i + 1]->len;
-        }
-        else if (strcmp(k, "id") == 0)
-            id = v;
-    }
     need = strlen(rid) + 1 + (type ? strlen(type) : 0) + 1 + (arg ? strlen(arg) : 0) + 1
            + (id ? strlen(id) : strlen(rid)) + 1;
     if (!(e = calloc(1, sizeof(*e) + need)))
@@ -196,14 +178,7 @@ static entry_t *entry_of(const redisReply *r)
     KEEP(arg, arg ? arg : "");
     KEEP(id, id ? id : rid);
 #undef KEEP
-    if (!type || !*type)
-        e->dead = "the entry has no 'type' field";
-    /* A job line's grammar: a type is one word, an argument one line. A
-     * line break would also end the line the worker process reads. */
-    else if (strlen(type) != tlen || strpbrk(type, " \t\r\n"))
-        e->dead = "the type is not one word";
-    else if ((arg && strlen(arg) != alen) || (arg && strchr(arg, '\n')))
-        e->dead = "the argument has a line break or a NUL byte";
+    e->dead = svc_qentry_refusal(type, tlen, arg, alen);
     return e;
 }
 
@@ -220,34 +195,6 @@ static void push_inbox(svc_queue_t *q, entry_t *head, entry_t *tail, apr_uint32_
     if (!q->closed)
         apr_pollset_wakeup(q->ps);
     apr_thread_mutex_unlock(q->lock);
-}
-
-static void take_entries(svc_queue_t *q, const redisReply *list)
-{
-    entry_t *head = NULL, *tail = NULL, *e;
-    apr_uint32_t n = 0;
-    apr_size_t i;
-
-    for (i = 0; i < list->elements; i++) {
-        if (!(e = entry_of(list->element[i])))
-            continue;
-        if (tail)
-            tail->next = e;
-        else
-            head = e;
-        tail = e;
-        n++;
-    }
-    if (n)
-        push_inbox(q, head, tail, n);
-}
-
-/* XREADGROUP's reply: [[stream, [entry, ...]]], or nil after BLOCK. */
-static void take_read(svc_queue_t *q, const redisReply *r)
-{
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1
-        && r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2)
-        take_entries(q, r->element[0]->element[1]);
 }
 
 /* How many times rid was delivered (XPENDING's count), 0 if not pending. */
@@ -270,6 +217,34 @@ static long long deliveries(redisContext *c, svc_queue_t *q, const char *rid, in
     return n;
 }
 
+/* Entries being taken from a reply, and what it takes to take them. */
+typedef struct taking_t {
+    svc_queue_t  *q;
+    redisContext *c;          /* to ask how often each was delivered; NULL: not */
+    entry_t      *head, *tail;
+    apr_uint32_t  n;
+    int           failed;     /* a question failed: ask no more */
+} taking_t;
+
+static void take_entry(void *baton, const char *key, const char *rid, const redisReply *fields)
+{
+    taking_t *tk = baton;
+    entry_t *e;
+
+    (void)key;
+    if (!(e = entry_of(rid, fields)))
+        return;
+    if (tk->c && !tk->failed && !e->dead
+        && deliveries(tk->c, tk->q, rid, &tk->failed) > (long long)tk->q->cfg.max_deliveries)
+        e->dead = "delivered more than --max-deliveries times";
+    if (tk->tail)
+        tk->tail->next = e;
+    else
+        tk->head = e;
+    tk->tail = e;
+    tk->n++;
+}
+
 /* Claim up to count entries idle for claim_after from any consumer; those
  * delivered more than max_deliveries times are marked for the dead
  * letters. Returns the connection's failure, or NULL. */
@@ -279,12 +254,9 @@ static const char *claim(redisContext *c, svc_queue_t *q, char *cursor, apr_size
     char idle[32], n[32];
     const char *argv[] = { "XAUTOCLAIM", q->stream, q->cfg.group, q->cfg.consumer, idle, cursor,
                            "COUNT", n };
-    entry_t *head = NULL, *tail = NULL, *e;
-    apr_uint32_t got = 0;
+    taking_t tk = { q, c, NULL, NULL, 0, 0 };
     const char *bad;
-    redisReply *r, *list;
-    apr_size_t i;
-    int failed = 0;
+    redisReply *r;
 
     apr_snprintf(idle, sizeof(idle), "%" APR_INT64_T_FMT,
                  (apr_int64_t)apr_time_as_msec(q->cfg.claim_after));
@@ -302,31 +274,17 @@ static const char *claim(redisContext *c, svc_queue_t *q, char *cursor, apr_size
         return apr_cpystrn(why, "XAUTOCLAIM answered what it should not", WHY_LEN);
     }
     apr_cpystrn(cursor, r->element[0]->str, cursorlen);
-    list = r->element[1];
-    for (i = 0; i < list->elements && !failed; i++) {
-        long long times;
-        if (!(e = entry_of(list->element[i])))
-            continue;
-        times = deliveries(c, q, e->rid, &failed);
-        if (times > (long long)q->cfg.max_deliveries && !e->dead)
-            e->dead = "delivered more than --max-deliveries times";
-        if (tail)
-            tail->next = e;
-        else
-            head = e;
-        tail = e;
-        got++;
-    }
+    pp__stream_list(r->element[1], NULL, take_entry, &tk);
     freeReplyObject(r);
-    if (got) {
+    if (tk.n) {
         /* Even after a failed XPENDING: they are ours now, pending. */
         LOG(q, PP_LOG_INFO, "queue: claimed %u entr%s idle for %" APR_INT64_T_FMT " s or more",
-            got, got == 1 ? "y" : "ies", (apr_int64_t)apr_time_sec(q->cfg.claim_after));
-        push_inbox(q, head, tail, got);
+            tk.n, tk.n == 1 ? "y" : "ies", (apr_int64_t)apr_time_sec(q->cfg.claim_after));
+        push_inbox(q, tk.head, tk.tail, tk.n);
     }
-    if (failed)
+    if (tk.failed)
         apr_cpystrn(why, c->errstr[0] ? c->errstr : "XPENDING failed", WHY_LEN);
-    return failed ? why : NULL;
+    return tk.failed ? why : NULL;
 }
 
 /* A server that is loading its data after a restart answers errors for a
@@ -415,8 +373,12 @@ static void *APR_THREAD_FUNC reader_main(apr_thread_t *t, void *data)
         else {
             apr_snprintf(count, sizeof(count), "%u", room);
             r = command(c, 11, argv);
-            if (!(lost = failure(c, r, q->rwhy)))
-                take_read(q, r);
+            if (!(lost = failure(c, r, q->rwhy))) {
+                taking_t tk = { q, NULL, NULL, NULL, 0, 0 };
+                pp__stream_read(r, take_entry, &tk);
+                if (tk.n)
+                    push_inbox(q, tk.head, tk.tail, tk.n);
+            }
             else if (r && strncmp(r->str, "NOGROUP", 7) == 0)
                 lost = "the stream or its group was deleted";
             if (r)

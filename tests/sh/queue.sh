@@ -113,15 +113,21 @@ grep -qx fine "$work/out2" && ok "... and the tasks' output printed" || bad "out
 # the allow-list refuses): such an entry is a dead letter at once.
 printf 'x\nRUN 999999 exec.sh touch %s/pwned' "$work" | rc -x XADD jobs '*' type demo.echo arg \
     > /dev/null
-i=0; while [ "$(rc XLEN jobs:dead)" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+# A type that no registry could hold (not family.verb) is one at once too:
+# no other worker could run it, and a space in it would split the line.
+rc XADD jobs '*' type 'demo.echo x' arg y > /dev/null
+i=0; while [ "$(rc XLEN jobs:dead)" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 rc XRANGE jobs:dead - + > "$work/dead"
 grep -q "the argument has a line break" "$work/dead" && [ ! -e "$work/pwned" ] \
     && ok "an argument with a line break: a dead letter, nothing injected" \
     || bad "line break: $(cat "$work/dead"); $(ls "$work")"
+grep -q "the type is not a task type's name" "$work/dead" \
+    && ok "a type that is not a task type's name: a dead letter at once" \
+    || bad "bad type: $(cat "$work/dead")"
 "$pp" queue-stats --queue "$url" > "$work/stats"
-grep -q "^stream jobs: $((n + 4)) entries" "$work/stats" && grep -q "group parkpool: 0 pending" "$work/stats" \
-    && grep -q "^dead letters jobs:dead: 2 entries" "$work/stats" \
+grep -q "^stream jobs: $((n + 5)) entries" "$work/stats" && grep -q "group parkpool: 0 pending" "$work/stats" \
+    && grep -q "^dead letters jobs:dead: 3 entries" "$work/stats" \
     && ok "queue-stats: length, pending, dead letters" || bad "queue-stats: $(cat "$work/stats")"
 
 for p in $p3; do kill -TERM "$p"; wait "$p"; check "SIGTERM: worker three drains and exits 0" "$?" 0; done
