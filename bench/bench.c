@@ -15,13 +15,20 @@
  *       last task's subtree join counter brings the root's to zero
  *
  * for 2 and 4 workers, against APR-util's apr_thread_pool, GLib's
- * GThreadPool (exclusive, N threads) and libuv's uv_queue_work
- * (UV_THREADPOOL_SIZE=N) when configure found them, and two limits written
+ * GThreadPool (exclusive, N threads), libuv's uv_queue_work
+ * (UV_THREADPOOL_SIZE=N), OpenMP tasks (peer_omp.c) and oneTBB's
+ * task_group in a task_arena (peer_tbb.cc) when configure found them.
+ * OpenMP and oneTBB run the submitting thread inside their team or arena
+ * beside N workers, and it helps run tasks while it waits (taskwait,
+ * task_group::wait), as their users write it; OpenMP has no W2 figure,
+ * since only a team's threads can make its tasks. And two limits written
  * here: a spinning single-producer/single-consumer hand-off (the least a
  * dispatch can cost) and a raw futex ping-pong between two threads (the
  * least a park/unpark round trip can cost).
  *
- * Every figure is the median of --reps runs (default 5), taken in rounds:
+ * Every figure is the median of --reps runs (default 5), with the least
+ * and greatest beside it (flagged '*' when they spread over more than a
+ * quarter of the median: noise may have decided it), taken in rounds:
  * one run of every figure, then the next round, so that a spell of load
  * from the machine's other tenants spoils one run of many figures, not all
  * runs of one. Each run is a
@@ -51,6 +58,7 @@
  */
 #include "config.h"
 #include "parkpool/parkpool.h"
+#include "adapter.h"
 #include "mainjob.h"
 #include "strands.h"
 #include "timers.h"
@@ -85,13 +93,7 @@
 #define HANG (-1.0)      /* a run killed by the timeout */
 #define NA   (-2.0)      /* not measured for this row */
 
-typedef struct adapter {
-    const char *name;
-    int peer;                      /* a peer for the ratio, or parkpool itself */
-    void *(*create)(unsigned workers);
-    void (*submit)(void *pool, void *arg);    /* queue one task_fn(arg) */
-    void (*destroy)(void *pool);
-} adapter;
+typedef pp_bench_adapter adapter;
 
 /* ------------------------------------------------------------ the tasks */
 
@@ -102,6 +104,11 @@ static volatile apr_uint32_t counter;      /* W1/W2's work */
 static volatile apr_uint32_t completed;    /* tasks finished, futex word */
 static volatile apr_uint32_t target;       /* the waiter sleeps until completed is this */
 static apr_pool_t *root;
+
+void pp_bench_task(void *arg)
+{
+    task_fn(arg);
+}
 
 static void futex_wake(volatile apr_uint32_t *word)
 {
@@ -209,7 +216,7 @@ static void task_tree(void *arg)
 static apr_status_t pp_task(void *arg, pp_task_ctx_t *ctx)
 {
     (void)ctx;
-    task_fn(arg);
+    pp_bench_task(arg);
     return APR_SUCCESS;
 }
 
@@ -272,7 +279,7 @@ static void pp_destroy1(void *pool)
 static void *APR_THREAD_FUNC atp_task(apr_thread_t *t, void *arg)
 {
     (void)t;
-    task_fn(arg);
+    pp_bench_task(arg);
     return NULL;
 }
 
@@ -300,7 +307,7 @@ static void atp_destroy(void *pool)
 static void glib_task(gpointer data, gpointer user)
 {
     (void)user;
-    task_fn((void *)((apr_uintptr_t)data - 1));
+    pp_bench_task((void *)((apr_uintptr_t)data - 1));
 }
 
 static void *glib_create(unsigned workers)
@@ -346,7 +353,7 @@ typedef struct uvp_pool {
 
 static void uvp_work(uv_work_t *req)
 {
-    task_fn(((uvp_item *)req)->arg);
+    pp_bench_task(((uvp_item *)req)->arg);
 }
 
 static void uvp_after(uv_work_t *req, int status)
@@ -460,37 +467,79 @@ static void uvp_destroy(void *pool)
 }
 #endif
 
-static const adapter adapters[] = {
-    { "parkpool", 0, pp_create, pp_submit1, pp_destroy1 },
-    { "pp spin=0", 0, pp_create_nospin, pp_submit1, pp_destroy1 },
-    { "pp timing", 0, pp_create_timing, pp_submit1, pp_destroy1 },
-    { "pp prio", 0, pp_create, pp_submit_prio, pp_destroy1 },
-    { "apr_tp", 1, atp_create, atp_submit, atp_destroy },
+static const adapter pp_default = { "parkpool", 0, pp_create, pp_submit1, pp_destroy1,
+                                   NULL, NULL, 1 };
+static const adapter pp_nospin = { "pp spin=0", 0, pp_create_nospin, pp_submit1, pp_destroy1,
+                                   NULL, NULL, 1 };
+static const adapter pp_timing = { "pp timing", 0, pp_create_timing, pp_submit1, pp_destroy1,
+                                   NULL, NULL, 1 };
+static const adapter pp_prio = { "pp prio", 0, pp_create, pp_submit_prio, pp_destroy1,
+                                 NULL, NULL, 1 };
+static const adapter apr_tp = { "apr_tp", 1, atp_create, atp_submit, atp_destroy,
+                                NULL, NULL, 1 };
 #ifdef HAVE_GLIB
-    { "glib", 1, glib_create, glib_submit, glib_destroy },
+static const adapter glib = { "glib", 1, glib_create, glib_submit, glib_destroy, NULL, NULL, 1 };
 #endif
 #ifdef HAVE_LIBUV
-    { "libuv", 1, uvp_create, uvp_submit, uvp_destroy },
+static const adapter libuv = { "libuv", 1, uvp_create, uvp_submit, uvp_destroy, NULL, NULL, 1 };
+#endif
+
+static const adapter *const adapters[] = {
+    &pp_default, &pp_nospin, &pp_timing, &pp_prio, &apr_tp,
+#ifdef HAVE_GLIB
+    &glib,
+#endif
+#ifdef HAVE_LIBUV
+    &libuv,
+#endif
+#ifdef HAVE_OPENMP
+    &pp_bench_omp,
+#endif
+#ifdef HAVE_TBB
+    &pp_bench_tbb,
 #endif
 };
 #define NADAPTERS (sizeof(adapters) / sizeof(adapters[0]))
 
 /* ------------------------------------------------------------ workloads */
 
-typedef struct producer {
+/*
+ * Each workload's submitting part is a body that runs where the pool's
+ * submits belong (in_pool: for OpenMP and oneTBB, inside the team or the
+ * arena, as their users write it) and waits with wait_tasks: such a pool
+ * first helps run what this thread submitted, then the harness sleeps
+ * until the tasks have counted themselves done, the same for every pool.
+ */
+typedef struct job {
     const adapter *a;
     void *pool;
-    unsigned n;
-} producer;
+    unsigned n;          /* tasks, rounds or bursts */
+    double *out;
+} job;
+
+static void in_pool(job *j, void (*body)(void *))
+{
+    if (j->a->enter)
+        j->a->enter(j->pool, body, j);
+    else
+        body(j);
+}
+
+static void wait_tasks(const job *j, apr_uint32_t n)
+{
+    if (j->a->help)
+        j->a->help(j->pool);
+    wait_completed(n);
+}
 
 static void *APR_THREAD_FUNC produce(apr_thread_t *t, void *data)
 {
-    producer *pr = data;
+    job *j = data;
     unsigned i;
 
     (void)t;
-    for (i = 0; i < pr->n; i++)
-        pr->a->submit(pr->pool, NULL);
+    for (i = 0; i < j->n; i++)
+        j->a->submit(j->pool, NULL);
     return NULL;
 }
 
@@ -504,35 +553,51 @@ static void start(const adapter *a, void *pool, void (*fn)(void *))
     apr_atomic_set32(&target, 0);
 }
 
-/* W1 (producers = 1) and W2: ns per task, until all are done. */
+/* W1: one producer, ns per task until all are done. */
+static void w1_body(void *data)
+{
+    job *j = data;
+    double t0 = now_s();
+
+    produce(NULL, j);
+    wait_tasks(j, j->n);
+    j->out[0] = (now_s() - t0) * 1e9 / j->n;
+}
+
+/* W1 (producers = 1) and W2: ns per task, until all are done. W2's
+ * producers are threads of their own, outside the pool. */
 static void w_throughput(const adapter *a, unsigned workers, unsigned producers,
                          unsigned total, double out[2])
 {
-    void *pool = a->create(workers);
+    void *pool;
     apr_thread_t *th[16];
-    producer pr;
+    job j;
     double t0;
     unsigned i;
 
+    if (producers > 1 && !a->outside)
+        return;    /* no figure: it cannot take outside submits */
+    pool = a->create(workers);
     start(a, pool, task_add);
-    pr.a = a;
-    pr.pool = pool;
-    pr.n = total / producers;
-    t0 = now_s();
+    j.a = a;
+    j.pool = pool;
+    j.n = total / producers;
+    j.out = out;
     if (producers == 1) {
-        produce(NULL, &pr);
+        in_pool(&j, w1_body);
     }
     else {
+        t0 = now_s();
         for (i = 0; i < producers; i++)
-            apr_thread_create(&th[i], NULL, produce, &pr, root);
+            apr_thread_create(&th[i], NULL, produce, &j, root);
         for (i = 0; i < producers; i++) {
             apr_status_t rv;
             apr_thread_join(&rv, th[i]);
         }
+        wait_completed(j.n * producers);
+        out[0] = (now_s() - t0) * 1e9 / (j.n * producers);
     }
-    wait_completed(pr.n * producers);
-    out[0] = (now_s() - t0) * 1e9 / (pr.n * producers);
-    if (apr_atomic_read32(&counter) != pr.n * producers)
+    if (apr_atomic_read32(&counter) != j.n * producers)
         out[0] = NA;    /* lost tasks: no figure */
     a->destroy(pool);
 }
@@ -543,88 +608,117 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* W3: round trips in microseconds, median and p99. */
-static void w_pingpong(const adapter *a, unsigned workers, unsigned rounds, double out[2])
+static void w3_body(void *data)
 {
-    void *pool = a->create(workers);
-    double *lat = malloc(rounds * sizeof(*lat));
+    job *j = data;
+    double *lat = malloc(j->n * sizeof(*lat));
     unsigned i;
 
-    start(a, pool, task_add);
-    for (i = 0; i < rounds; i++) {
+    if (!lat)
+        return;
+    /* The harness's wait alone, even where the pool would help: W3 times
+     * a hand-off and a wake-up, and a waiter that helps finds its one
+     * task still in its own queue and runs it itself (oneTBB's round trip
+     * is then a function call). */
+    for (i = 0; i < j->n; i++) {
         double t0 = now_s();
-        a->submit(pool, NULL);
+        j->a->submit(j->pool, NULL);
         wait_completed(i + 1);
         lat[i] = (now_s() - t0) * 1e6;
     }
-    qsort(lat, rounds, sizeof(*lat), cmp_double);
-    out[0] = lat[rounds / 2];
-    out[1] = lat[(unsigned)(rounds * 0.99)];
+    qsort(lat, j->n, sizeof(*lat), cmp_double);
+    j->out[0] = lat[j->n / 2];
+    j->out[1] = lat[(unsigned)(j->n * 0.99)];
     free(lat);
-    a->destroy(pool);
+}
+
+/* W3: round trips in microseconds, median and p99. */
+static void w_pingpong(const adapter *a, unsigned workers, unsigned rounds, double out[2])
+{
+    job j = { a, a->create(workers), rounds, out };
+
+    start(a, j.pool, task_add);
+    in_pool(&j, w3_body);
+    a->destroy(j.pool);
+}
+
+static void w4_body(void *data)
+{
+    job *j = data;
+
+    produce(NULL, j);
+    wait_tasks(j, j->n);
 }
 
 /* W4: CPU seconds over an idle interval, after one warm-up burst. */
 static void w_idle(const adapter *a, unsigned workers, double seconds, double out[2])
 {
-    void *pool = a->create(workers);
+    job j = { a, a->create(workers), 1000, out };
     double c0;
-    unsigned i;
 
-    start(a, pool, task_add);
-    for (i = 0; i < 1000; i++)
-        a->submit(pool, NULL);
-    wait_completed(1000);
+    start(a, j.pool, task_add);
+    in_pool(&j, w4_body);
     apr_sleep(apr_time_from_msec(50));
     c0 = cpu_s();
     apr_sleep((apr_interval_time_t)(seconds * APR_USEC_PER_SEC));
     out[0] = cpu_s() - c0;
-    a->destroy(pool);
+    a->destroy(j.pool);
+}
+
+static void w5_body(void *data)
+{
+    job *j = data;
+    double t0 = now_s(), c0 = cpu_s();
+    unsigned b, i;
+
+    for (b = 0; b < j->n; b++) {
+        for (i = 0; i < 64; i++)
+            j->a->submit(j->pool, NULL);
+        wait_tasks(j, (b + 1) * 64);
+        apr_sleep(200);
+    }
+    j->out[0] = (now_s() - t0) * 1e3;
+    j->out[1] = (cpu_s() - c0) * 1e3;
 }
 
 /* W5: bursts; wall and CPU milliseconds for all of them. */
 static void w_bursts(const adapter *a, unsigned workers, unsigned bursts, double out[2])
 {
-    void *pool = a->create(workers);
-    double t0, c0;
-    unsigned b, i;
+    job j = { a, a->create(workers), bursts, out };
 
-    start(a, pool, task_spin);
-    t0 = now_s();
-    c0 = cpu_s();
-    for (b = 0; b < bursts; b++) {
-        for (i = 0; i < 64; i++)
-            a->submit(pool, NULL);
-        wait_completed((b + 1) * 64);
-        apr_sleep(200);
-    }
-    out[0] = (now_s() - t0) * 1e3;
-    out[1] = (cpu_s() - c0) * 1e3;
-    a->destroy(pool);
+    start(a, j.pool, task_spin);
+    in_pool(&j, w5_body);
+    a->destroy(j.pool);
+}
+
+static void w6_body(void *data)
+{
+    job *j = data;
+    double t0 = now_s();
+
+    j->a->submit(j->pool, (void *)(apr_uintptr_t)0);
+    wait_tasks(j, 1);
+    j->out[0] = (now_s() - t0) * 1e9 / tree_nodes;
 }
 
 /* W6: nested fan-out, ns per task. */
 static void w_tree(const adapter *a, unsigned workers, double out[2])
 {
-    void *pool = a->create(workers);
+    job j = { a, a->create(workers), 1, out };
     apr_uint32_t i;
-    double t0;
 
     tree_nodes = (1u << tree_depth) - 1;
     tree_pending = malloc(tree_nodes * sizeof(*tree_pending));
     if (!tree_pending) {
         out[0] = NA;
-        a->destroy(pool);
+        a->destroy(j.pool);
         return;
     }
     for (i = 0; i < tree_nodes; i++)
         tree_pending[i] = 2 * i + 1 < tree_nodes ? 3 : 1;
-    start(a, pool, task_tree);
-    t0 = now_s();
-    a->submit(pool, (void *)(apr_uintptr_t)0);
-    wait_completed(1);
-    out[0] = (now_s() - t0) * 1e9 / tree_nodes;
-    a->destroy(pool);
+    start(a, j.pool, task_tree);
+    in_pool(&j, w6_body);
+    a->destroy(j.pool);
     free(tree_pending);
 }
 
@@ -792,13 +886,23 @@ static void run_child(const adapter *a, int work, int limit, unsigned workers,
     out[1] = got[1];
 }
 
+#define NROWS_MAX 32
+typedef struct row {
+    const char *name;
+    unsigned workers;
+    int peer;            /* counts for the ratio's "best peer" */
+    double fig[NCOLS];   /* the median of the repetitions */
+    double lo[NCOLS], hi[NCOLS];    /* their least and greatest */
+} row;
+
 /* One measured figure pair: a workload for one row (or a limit), with
  * every repetition's result. */
 typedef struct cell {
     const adapter *a;    /* NULL for a limit */
     int work, limit;
     unsigned workers;
-    double *fig;         /* where the medians go: fig[0], and fig[1] if two */
+    row *r;              /* the medians go to r->fig[col], and [col + 1] if two */
+    int col;
     int two;             /* the workload has a second figure */
     double v[2][99];
 } cell;
@@ -815,12 +919,14 @@ static void median(cell *c, unsigned reps)
             na |= c->v[k][r] == NA;
         }
         if (hang || na) {
-            c->fig[k] = hang ? HANG : NA;
+            c->r->fig[c->col + k] = hang ? HANG : NA;
             continue;
         }
         qsort(c->v[k], reps, sizeof(double), cmp_double);
-        c->fig[k] = reps % 2 ? c->v[k][reps / 2]
-                             : (c->v[k][reps / 2 - 1] + c->v[k][reps / 2]) / 2;
+        c->r->fig[c->col + k] = reps % 2 ? c->v[k][reps / 2]
+                                         : (c->v[k][reps / 2 - 1] + c->v[k][reps / 2]) / 2;
+        c->r->lo[c->col + k] = c->v[k][0];
+        c->r->hi[c->col + k] = c->v[k][reps - 1];
     }
 }
 
@@ -848,14 +954,6 @@ static void measure_all(cell *cells, int ncells, const params *pr)
 
 /* ------------------------------------------------------------ output */
 
-#define NROWS_MAX 16
-typedef struct row {
-    const char *name;
-    unsigned workers;
-    int peer;            /* counts for the ratio's "best peer" */
-    double fig[NCOLS];
-} row;
-
 static void print_fig(FILE *f, double v, int digits, int width)
 {
     if (v == HANG)
@@ -866,15 +964,36 @@ static void print_fig(FILE *f, double v, int digits, int width)
         fprintf(f, " %*.*f", width, digits, v);
 }
 
+/* Whether a figure's repetitions spread over more than a quarter of it:
+ * noise from the machine's other tenants may have decided it. */
+static int noisy(const row *r, int c)
+{
+    return r->fig[c] > 0 && r->hi[c] - r->lo[c] > 0.25 * r->fig[c];
+}
+
 static void print_row(const row *r)
 {
     int c;
 
     printf("%-12s %2u", r->name, r->workers);
-    for (c = 0; c < NCOLS; c++)
-        print_fig(stdout, r->fig[c], col_digits[c], 11);
+    for (c = 0; c < NCOLS; c++) {
+        print_fig(stdout, r->fig[c], col_digits[c], 10);
+        putchar(noisy(r, c) ? '*' : ' ');
+    }
     printf("\n");
     fflush(stdout);
+}
+
+/* A figure's least and greatest repetition, "lo-hi", in four digits. */
+static void print_range(const row *r, int c)
+{
+    char buf[32];
+
+    if (r->fig[c] < 0)
+        snprintf(buf, sizeof(buf), "-");
+    else
+        snprintf(buf, sizeof(buf), "%.4g-%.4g", r->lo[c], r->hi[c]);
+    printf(" %13s", buf);
 }
 
 /* parkpool over the best peer, per column: below 1 is better. */
@@ -886,13 +1005,18 @@ static void print_ratio(const char *label, const row *pp, const row *rows, int n
     printf("%-12s %2u", label, pp->workers);
     for (c = 0; c < NCOLS; c++) {
         double best = -1;
+        const row *by = NULL;
         for (k = 0; k < nrows; k++)
             if (rows[k].workers == pp->workers && rows[k].peer == peers && &rows[k] != pp
-                && rows[k].fig[c] >= 0 && (best < 0 || rows[k].fig[c] < best))
+                && rows[k].fig[c] >= 0 && (best < 0 || rows[k].fig[c] < best)) {
                 best = rows[k].fig[c];
-        /* An idle CPU of 0.000 against 0.000 is a tie, not a ratio. */
+                by = &rows[k];
+            }
+        /* An idle CPU of 0.000 against 0.000 is a tie, not a ratio. A
+         * ratio of a noisy figure is flagged as the figure is. */
         if (pp->fig[c] >= 0 && best > 0 && (c != 4 || best >= 0.001 || pp->fig[c] >= 0.001))
-            printf(" %11.2f", pp->fig[c] / (best > 0.0005 ? best : 0.0005));
+            printf(" %10.2f%c", pp->fig[c] / (best > 0.0005 ? best : 0.0005),
+                   noisy(pp, c) || noisy(by, c) ? '*' : ' ');
         else
             printf(" %11s", "-");
     }
@@ -983,18 +1107,19 @@ static int write_files(const char *dir, const row *rows, int nrows, const params
     {
         fprintf(f, "pool,workers");
         for (c = 0; c < NCOLS; c++)
-            fprintf(f, ",%s", col_key[c]);
+            fprintf(f, ",%s,%s_min,%s_max", col_key[c], col_key[c], col_key[c]);
         fprintf(f, "\n");
         for (k = 0; k < nrows; k++) {
             fprintf(f, "%s,%u", rows[k].name, rows[k].workers);
             for (c = 0; c < NCOLS; c++) {
                 double v = rows[k].fig[c];
                 if (v == HANG)
-                    fprintf(f, ",hang");
+                    fprintf(f, ",hang,,");
                 else if (v < 0)
-                    fprintf(f, ",");
+                    fprintf(f, ",,,");
                 else
-                    fprintf(f, ",%.*f", col_digits[c] + 1, v);
+                    fprintf(f, ",%.*f,%.*f,%.*f", col_digits[c] + 1, v, col_digits[c] + 1,
+                            rows[k].lo[c], col_digits[c] + 1, rows[k].hi[c]);
             }
             fprintf(f, "\n");
         }
@@ -1013,6 +1138,10 @@ static int write_files(const char *dir, const row *rows, int nrows, const params
             for (c = 0; c < NCOLS; c++) {
                 fprintf(f, ",\"%s\":", col_key[c]);
                 json_fig(f, rows[k].fig[c], col_digits[c]);
+                if (rows[k].fig[c] >= 0)
+                    fprintf(f, ",\"%s_min\":%.*f,\"%s_max\":%.*f", col_key[c],
+                            col_digits[c] + 1, rows[k].lo[c], col_key[c], col_digits[c] + 1,
+                            rows[k].hi[c]);
             }
             fprintf(f, "}");
         }
@@ -1102,13 +1231,14 @@ static int works_valid(const char *list)
 }
 
 static void add_cell(cell *c, const adapter *a, int work, int limit, unsigned workers,
-                     double *fig, int two)
+                     row *r, int col, int two)
 {
     c->a = a;
     c->work = work;
     c->limit = limit;
     c->workers = workers;
-    c->fig = fig;
+    c->r = r;
+    c->col = col;
     c->two = two;
 }
 
@@ -1195,6 +1325,12 @@ int main(int argc, char **argv)
 #ifndef HAVE_LIBUV
     printf("(libuv not found by configure: no libuv row)\n");
 #endif
+#ifndef HAVE_OPENMP
+    printf("(OpenMP not found by configure: no openmp row)\n");
+#endif
+#ifndef HAVE_TBB
+    printf("(oneTBB not found by configure: no onetbb row)\n");
+#endif
     printf("W4 is always a 4-worker pool; the limits do not depend on N.\n");
     fflush(stdout);
     if (works && !any_pool_work(works)) {    /* --work MAIN, STRAND or TIMER alone */
@@ -1212,19 +1348,19 @@ int main(int argc, char **argv)
     for (w = 0; w < sizeof(worker_counts) / sizeof(worker_counts[0]); w++) {
         for (k = 0; k < NADAPTERS; k++) {
             row *r;
-            if (only && !listed(only, adapters[k].name))
+            if (only && !listed(only, adapters[k]->name))
                 continue;
             r = &rows[nrows++];
-            r->name = adapters[k].name;
+            r->name = adapters[k]->name;
             r->workers = worker_counts[w];
-            r->peer = adapters[k].peer;
+            r->peer = adapters[k]->peer;
             for (c = 0; c < NCOLS; c++) {
                 r->fig[c] = NA;
                 /* A workload's second figure comes from the same runs. */
                 if ((c > 0 && col_work[c] == col_work[c - 1]) || !work_listed(works, col_work[c]))
                     continue;
-                add_cell(&cells[ncells++], &adapters[k], col_work[c], 0, r->workers,
-                         &r->fig[c], c + 1 < NCOLS && col_work[c + 1] == col_work[c]);
+                add_cell(&cells[ncells++], adapters[k], col_work[c], 0, r->workers,
+                         r, c, c + 1 < NCOLS && col_work[c + 1] == col_work[c]);
             }
         }
     }
@@ -1238,9 +1374,9 @@ int main(int argc, char **argv)
     for (c = 0; c < NCOLS; c++)
         spsc->fig[c] = fx->fig[c] = NA;
     if (work_listed(works, W1))
-        add_cell(&cells[ncells++], NULL, W1, 1, 2, &spsc->fig[0], 0);
+        add_cell(&cells[ncells++], NULL, W1, 1, 2, spsc, 0, 0);
     if (work_listed(works, W3))
-        add_cell(&cells[ncells++], NULL, W3, 1, 2, &fx->fig[2], 1);
+        add_cell(&cells[ncells++], NULL, W3, 1, 2, fx, 2, 1);
 
     measure_all(cells, ncells, &pr);
 
@@ -1265,6 +1401,21 @@ int main(int argc, char **argv)
             printf(" %11s", "-");
     }
     printf("\n");
+    if (pr.reps > 1) {
+        printf("*: the repetitions spread over more than 25%% of the median (noise may decide\n"
+               "   it; a ratio is flagged when either figure is). Least-greatest of %u runs:\n",
+               pr.reps);
+        printf("%-12s %2s", "pool", "N");
+        for (c = 0; c < NCOLS; c++)
+            printf(" %13s", col_name[c]);
+        printf("\n");
+        for (k = 0; k < (unsigned)nrows; k++) {
+            printf("%-12s %2u", rows[k].name, rows[k].workers);
+            for (c = 0; c < NCOLS; c++)
+                print_range(&rows[k], c);
+            printf("\n");
+        }
+    }
     if (write_files(out_dir, rows, nrows, &pr) != 0) {
         apr_terminate();
         return 1;

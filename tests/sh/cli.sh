@@ -178,7 +178,7 @@ else
     check "bench: the main job's rows" "$(grep -cE '^(sha256|sha1|md5) +[0-9.]+ +[0-9.]+ +[0-9.]+' "$work/bench.out")" 3
     grep -qE '^main job: a stream of 200000 lines \(hash.sha1\): max RSS [0-9.]+ MiB, with -k [0-9.]+ MiB' \
         "$work/bench.out" && ok "bench: the stream's memory" || bad "bench: no stream memory line"
-    rows=$(grep -cE '^parkpool +[24] +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$' "$work/bench.out")
+    rows=$(grep -cE '^parkpool +[24]( +[0-9.]+[ *]){7} +[0-9.]+[ *]?$' "$work/bench.out")
     check "bench: a row of figures for 2 and 4 workers" "$rows" 2
     [ -s "$work/bench/results.csv" ] && ok "bench wrote results.csv" || bad "bench wrote no results.csv"
     pp bench --quick --reps 1 --only parkpool --work W6 --out "$work/made/for/it" > /dev/null 2>&1
@@ -187,8 +187,21 @@ else
     check "bench with a folder it cannot make exits 2" "$?" 2
     contains "$work/bench.err" "cannot make the results folder /proc/no/such" "bench says which folder"
     pp bench --quick --reps 1 --only parkpool --work W6 --out "$work/bench" > "$work/bench.out" 2>&1
-    rows=$(grep -cE '^parkpool +[24]( +-){7} +[0-9.]+$' "$work/bench.out")
+    rows=$(grep -cE '^parkpool +[24]( +-){7} +[0-9.]+[ *]?$' "$work/bench.out")
     check "bench --work W6: only W6 figures" "$rows" 2
+    # The spread: each figure's least and greatest run, in the table and
+    # the files, and '*' exactly where they span more than a quarter of
+    # the median (what the CSV says decides what the table must show).
+    pp bench --quick --reps 3 --only parkpool --work W6 --out "$work/bench" > "$work/bench.out" 2>&1
+    rows=$(grep -cE '^parkpool +[24]( +-){7} +[0-9.e+]+-[0-9.e+]+$' "$work/bench.out")
+    check "bench --reps 3: a least-greatest row for 2 and 4 workers" "$rows" 2
+    head -n 1 "$work/bench/results.csv" | grep -q ',w6_ns_per_task,w6_ns_per_task_min,w6_ns_per_task_max' \
+        && ok "bench: results.csv has each figure's min and max" || bad "bench: no min/max columns"
+    want=$(awk -F, '$1 == "parkpool" { print $2, ($26 - $25 > 0.25 * $24) ? "*" : "-" }' \
+        "$work/bench/results.csv")
+    got=$(awk '$1 == "parkpool" && NF == 10 && $10 !~ /[0-9]-/ { print $2, ($10 ~ /\*$/) ? "*" : "-" }' "$work/bench.out")
+    [ -n "$want" ] && [ "$want" = "$got" ] && ok "bench flags exactly the figures whose runs spread over 25%" \
+        || bad "bench: flags '$got', the CSV's spread says '$want'"
     pp bench --no-such-option > /dev/null 2>&1
     check "bench passes a bad option's exit status on" "$?" 2
     pp bench --quick --work W1,W7 > /dev/null 2>&1
