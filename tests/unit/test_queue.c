@@ -43,6 +43,39 @@ static void test_queue_fifo_across_growth(void)
     pp__queue_destroy(&q);
 }
 
+/* Room made for a wrapped ring that is not full (a reserve): the entries
+ * past the old end and the ones pushed after them keep their order. */
+static void test_queue_reserve_wrapped(void)
+{
+    pp__queue_t q;
+    pp__entry_t e;
+    apr_uintptr_t i, next = 0;
+
+    T_OK_FATAL(pp__queue_init(&q, 16));
+    for (i = 0; i < 12; i++) {    /* head to 12 */
+        e = entry(i, NULL);
+        pp__queue_push(&q, &e);
+        pp__queue_pop(&q, &e);
+    }
+    for (i = 0; i < 10; i++) {    /* 12..15, then 0..5 */
+        e = entry(i, NULL);
+        T_OK(pp__queue_push(&q, &e));
+    }
+    T_OK(pp__queue_reserve(&q, 100));
+    T_EQ(pp__queue_size(&q), 128);
+    for (i = 10; i < 110; i++) {
+        e = entry(i, NULL);
+        T_OK(pp__queue_push(&q, &e));
+    }
+    T_EQ(pp__queue_size(&q), 128);    /* reserved: no growth on the way */
+    while (pp__queue_pop(&q, &e)) {
+        T_EQ_AT(next, (apr_uintptr_t)e.arg, next);
+        next++;
+    }
+    T_EQ(next, 110);
+    pp__queue_destroy(&q);
+}
+
 static void test_queue_take_group(void)
 {
     pp__queue_t q, out;
@@ -330,6 +363,7 @@ void t_register_queue(void)
     CU_pSuite s = CU_add_suite("queue", NULL, NULL);
 
     CU_add_test(s, "FIFO across wrap and growth", test_queue_fifo_across_growth);
+    CU_add_test(s, "room made in a wrapped ring keeps the order", test_queue_reserve_wrapped);
     CU_add_test(s, "timer heap: earliest first, ties in order, removal anywhere",
                 test_theap_against_scan);
     CU_add_test(s, "take a group's entries, keep order", test_queue_take_group);
