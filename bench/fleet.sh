@@ -16,19 +16,16 @@ reps=${2:-3}
 n=20000
 [ "${3:-}" = quick ] && n=2000
 
-command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || {
-    echo "fleet: redis-server not installed (apt-get install redis-server): no fleet table"; exit 0; }
-"$b/parkpoold" --queue redis://127.0.0.1:1/probe -P /nonexistent 2>&1 | grep -q "without hiredis" && {
-    echo "fleet: parkpoold built without hiredis: no fleet table"; exit 0; }
+. "$(dirname "$0")/../tests/support/redis.sh"
+
+why=$(pp_redis_missing "$b/parkpoold")
+[ -z "$why" ] || { echo "fleet: $why: no fleet table"; exit 0; }
 
 work=$(mktemp -d) || exit 1
 port=$((20000 + $$ % 20000))
 pids=""
 trap 'kill $pids 2>/dev/null; redis-cli -p $port shutdown nosave >/dev/null 2>&1; rm -rf "$work"' EXIT INT TERM
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
-    --logfile "$work/redis.log" --daemonize yes >/dev/null || exit 1
-i=0; while [ "$(redis-cli -p "$port" ping 2>/dev/null)" != PONG ] && [ $i -lt 100 ]; do
-    sleep 0.1; i=$((i + 1)); done
+pp_redis_start "$work" "$port" no || { echo "fleet: redis-server did not start"; exit 1; }
 url="redis://127.0.0.1:$port/bench"
 seq "$n" | sed 's/^/x/' > "$work/args"
 

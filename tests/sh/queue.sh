@@ -14,10 +14,10 @@ top_builddir=${top_builddir:-.}
 ppd="$top_builddir/parkpoold"
 . "${top_srcdir:-$(dirname "$0")/../..}/tests/support/testlib.sh"
 
-command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || {
-    echo "SKIP: redis-server not installed (Debian: apt-get install redis-server)"; exit 77; }
-"$ppd" --queue redis://127.0.0.1:1/probe -P /nonexistent 2>&1 | grep -q "without hiredis" && {
-    echo "SKIP: parkpoold built without hiredis"; exit 77; }
+. "${top_srcdir:-$(dirname "$0")/../..}/tests/support/redis.sh"
+
+why=$(pp_redis_missing "$ppd")
+[ -z "$why" ] || { echo "SKIP: $why"; exit 77; }
 
 work=$(mktemp -d) || exit 1
 port=$((20000 + $$ % 20000))
@@ -32,13 +32,7 @@ trap cleanup EXIT INT TERM
 rc() { redis-cli -p "$port" "$@"; }
 # Stored on disk (the append-only file), so that a restart keeps what was
 # acknowledged.
-start_redis() {
-    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly yes --dir "$work" \
-        --logfile "$work/redis.log" --daemonize yes || return 1
-    _i=0; while [ "$(rc ping 2>/dev/null)" != PONG ] && [ $_i -lt 100 ]; do
-        sleep 0.1; _i=$((_i + 1)); done
-    [ "$(rc ping 2>/dev/null)" = PONG ]
-}
+start_redis() { pp_redis_start "$work" "$port" yes; }
 start_redis || { bad "redis-server did not start"; summary; exit 1; }
 url="redis://127.0.0.1:$port/jobs"
 
