@@ -632,14 +632,21 @@ static void w3_body(void *data)
     free(lat);
 }
 
+/* A pool of its own for one body: made, started with task fn, gone after. */
+static void run_job(const adapter *a, unsigned workers, unsigned n, double out[2],
+                    void (*fn)(void *), void (*body)(void *))
+{
+    job j = { a, a->create(workers), n, out };
+
+    start(a, j.pool, fn);
+    in_pool(&j, body);
+    a->destroy(j.pool);
+}
+
 /* W3: round trips in microseconds, median and p99. */
 static void w_pingpong(const adapter *a, unsigned workers, unsigned rounds, double out[2])
 {
-    job j = { a, a->create(workers), rounds, out };
-
-    start(a, j.pool, task_add);
-    in_pool(&j, w3_body);
-    a->destroy(j.pool);
+    run_job(a, workers, rounds, out, task_add, w3_body);
 }
 
 static void w4_body(void *data)
@@ -684,11 +691,7 @@ static void w5_body(void *data)
 /* W5: bursts; wall and CPU milliseconds for all of them. */
 static void w_bursts(const adapter *a, unsigned workers, unsigned bursts, double out[2])
 {
-    job j = { a, a->create(workers), bursts, out };
-
-    start(a, j.pool, task_spin);
-    in_pool(&j, w5_body);
-    a->destroy(j.pool);
+    run_job(a, workers, bursts, out, task_spin, w5_body);
 }
 
 static void w6_body(void *data)

@@ -9,6 +9,16 @@ static int is_string(const redisReply *r)
     return r->type == REDIS_REPLY_STRING;
 }
 
+/* Element i of an array reply if it is a pair whose first is a string
+ * (an entry [id, fields], or a stream [key, entries]); else NULL. */
+static const redisReply *pair(const redisReply *r, apr_size_t i)
+{
+    const redisReply *e = r->element[i];
+
+    return e->type == REDIS_REPLY_ARRAY && e->elements == 2 && is_string(e->element[0]) ? e
+                                                                                        : NULL;
+}
+
 apr_size_t pp__stream_list(const redisReply *list, const char *key, pp__stream_entry_fn *fn,
                            void *baton)
 {
@@ -17,8 +27,8 @@ apr_size_t pp__stream_list(const redisReply *list, const char *key, pp__stream_e
     if (list->type != REDIS_REPLY_ARRAY)
         return 0;
     for (i = 0; i < list->elements; i++) {
-        const redisReply *e = list->element[i];
-        if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 || !is_string(e->element[0]))
+        const redisReply *e = pair(list, i);
+        if (!e)
             continue;
         fn(baton, key, e->element[0]->str,
            e->element[1]->type == REDIS_REPLY_ARRAY ? e->element[1] : NULL);
@@ -34,8 +44,8 @@ apr_size_t pp__stream_read(const redisReply *r, pp__stream_entry_fn *fn, void *b
     if (r->type != REDIS_REPLY_ARRAY)
         return 0;
     for (i = 0; i < r->elements; i++) {
-        const redisReply *st = r->element[i];
-        if (st->type != REDIS_REPLY_ARRAY || st->elements != 2 || !is_string(st->element[0]))
+        const redisReply *st = pair(r, i);
+        if (!st)
             continue;
         n += pp__stream_list(st->element[1], st->element[0]->str, fn, baton);
     }
