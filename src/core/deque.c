@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The work-stealing deque (deque.h). Orderings, as in Le et al. 2013,
+ * The work-stealing deque (deque.h): setup and the thieves' side here, the
+ * owner's push and pop inline in deque.h. Orderings, as in Le et al. 2013,
  * except that every store to bottom is a release: the paper's release
  * fence before a relaxed store orders the same things, but
  * ThreadSanitizer does not see fences, and on x86 both are one plain mov.
@@ -20,30 +21,6 @@
 #include "config.h"
 #include "deque.h"
 
-#define MASK (PP__DEQUE_SIZE - 1)
-
-static void slot_put(pp__slot_t *s, const pp__entry_t *e)
-{
-    atomic_store_explicit(&s->fn, e->fn, memory_order_relaxed);
-    atomic_store_explicit(&s->arg, e->arg, memory_order_relaxed);
-    atomic_store_explicit(&s->release, e->release, memory_order_relaxed);
-    atomic_store_explicit(&s->name, e->name, memory_order_relaxed);
-    atomic_store_explicit(&s->group, e->group, memory_order_relaxed);
-    atomic_store_explicit(&s->queued, e->queued, memory_order_relaxed);
-    atomic_store_explicit(&s->not_after, e->not_after, memory_order_relaxed);
-}
-
-static void slot_get(pp__slot_t *s, pp__entry_t *e)
-{
-    e->fn = atomic_load_explicit(&s->fn, memory_order_relaxed);
-    e->arg = atomic_load_explicit(&s->arg, memory_order_relaxed);
-    e->release = atomic_load_explicit(&s->release, memory_order_relaxed);
-    e->name = atomic_load_explicit(&s->name, memory_order_relaxed);
-    e->group = atomic_load_explicit(&s->group, memory_order_relaxed);
-    e->queued = atomic_load_explicit(&s->queued, memory_order_relaxed);
-    e->not_after = atomic_load_explicit(&s->not_after, memory_order_relaxed);
-}
-
 void pp__deque_init(pp__deque_t *d)
 {
     pp__entry_t none = { NULL, NULL, NULL, NULL, NULL, 0, 0 };
@@ -52,53 +29,7 @@ void pp__deque_init(pp__deque_t *d)
     atomic_init(&d->top, 0);
     atomic_init(&d->bottom, 0);
     for (i = 0; i < PP__DEQUE_SIZE; i++)
-        slot_put(&d->slot[i], &none);
-}
-
-int pp__deque_full(pp__deque_t *d)
-{
-    pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-    pp__dq_index_t t = atomic_load_explicit(&d->top, memory_order_acquire);
-
-    return b - t >= PP__DEQUE_SIZE;
-}
-
-void pp__deque_push(pp__deque_t *d, const pp__entry_t *e)
-{
-    pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-
-    slot_put(&d->slot[b & MASK], e);
-    atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
-}
-
-int pp__deque_pop(pp__deque_t *d, pp__entry_t *e)
-{
-    pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-    pp__dq_index_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-    apr_int64_t left;
-    int won;
-
-    /* Empty, and only we could fill it: top only grows, so a stale top
-     * overstates the length. Spares the fence on the idle path. */
-    if ((apr_int64_t)(b - t) <= 0)
-        return 0;
-    b--;
-    atomic_store_explicit(&d->bottom, b, memory_order_release);
-    atomic_thread_fence(memory_order_seq_cst);
-    t = atomic_load_explicit(&d->top, memory_order_relaxed);
-    left = (apr_int64_t)(b - t);
-    if (left < 0) {    /* it was empty */
-        atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
-        return 0;
-    }
-    slot_get(&d->slot[b & MASK], e);
-    if (left > 0)      /* more than one: no thief can reach this one */
-        return 1;
-    /* The last entry: a thief may be taking it right now. */
-    won = atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
-                                                  memory_order_relaxed);
-    atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
-    return won;
+        pp__slot_put(&d->slot[i], &none);
 }
 
 int pp__deque_steal_read(pp__deque_t *d, pp__entry_t *e, pp__dq_index_t *t)
@@ -110,7 +41,7 @@ int pp__deque_steal_read(pp__deque_t *d, pp__entry_t *e, pp__dq_index_t *t)
     b = atomic_load_explicit(&d->bottom, memory_order_acquire);
     if ((apr_int64_t)(b - *t) <= 0)
         return 0;
-    slot_get(&d->slot[*t & MASK], e);
+    pp__slot_get(&d->slot[*t & PP__DEQUE_MASK], e);
     return 1;
 }
 

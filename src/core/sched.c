@@ -100,7 +100,7 @@
  * past this a wait just blocks. */
 #define HELP_DEPTH_MAX 256u
 
-_Thread_local pp__worker_t *pp__self;
+_Thread_local pp__worker_t *pp__self PP__TLS_HOT;
 
 /* Called with the lock held: take the most recently idle worker. It
  * counts as searching from here on, so that the submits right behind this

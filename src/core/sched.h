@@ -18,6 +18,7 @@
 #include "strand.h"
 #include "timer.h"
 #include "os/fork.h"
+#include "os/os.h"
 #include "os/sync.h"
 #include "park/park.h"
 
@@ -195,7 +196,7 @@ struct pp_pool_t {
 
 /* The worker running on the calling thread (sched.c), NULL elsewhere:
  * tells a task's submits and waits from everybody else's. */
-extern _Thread_local pp__worker_t *pp__self;
+extern _Thread_local pp__worker_t *pp__self PP__TLS_HOT;
 
 static inline pp__worker_t *worker_at(pp_pool_t *pool, apr_uint32_t i)
 {

@@ -10,8 +10,6 @@
 #include "sched.h"
 #include "abi.h"
 
-#include <string.h>
-
 /* enqueue()'s flag for the library's own entries: no room wait, not
  * counted as submitted (strand.c's turns). */
 #define INTERNAL 0x80000000u
@@ -118,6 +116,31 @@ static apr_status_t submit_entry(pp_pool_t *pool, unsigned level, const pp__entr
     return enqueue(pool, level, e, NULL, NULL, 1, flags, deadline);
 }
 
+/* What every single submit does once its entry is built and checked: the
+ * fork check, the submit time, the group's count, and the queue it goes to
+ * (its strand's, its worker's deque or the shared one). */
+static apr_status_t submit_built(pp_pool_t *pool, unsigned level, pp__entry_t *e,
+                                 pp_strand_t *strand, apr_uint32_t flags, apr_time_t deadline)
+{
+    apr_status_t rv;
+
+    if (forked(pool))
+        return PP_ESHUTDOWN;
+    e->queued = pool->cfg.timing ? apr_time_now() : 0;
+    if (e->group) {
+        rv = pp__group_enter(e->group, pool, 1);
+        if (rv != APR_SUCCESS)
+            return rv;
+    }
+    if (strand)
+        rv = pp__strand_submit(pool, strand, level, e);
+    else
+        rv = submit_entry(pool, level, e, flags, deadline);
+    if (rv != APR_SUCCESS && e->group)
+        pp__group_leave(e->group, rv, 0, 1);
+    return rv;
+}
+
 /* Both task submits: until the deadline (monotonic) for room. */
 static apr_status_t submit_task(pp_pool_t *pool, const pp_task_t *task, apr_size_t size,
                                 pp_group_t *group, apr_uint32_t flags, apr_time_t deadline)
@@ -136,27 +159,13 @@ static apr_status_t submit_task(pp_pool_t *pool, const pp_task_t *task, apr_size
     if (!pool || !task || !task->fn || (flags & ~PP_NOWAIT)
         || (level = pp__prio_level(task->priority)) == PP__LEVELS || task->not_after < 0)
         return APR_EINVAL;
-    if (forked(pool))
-        return PP_ESHUTDOWN;
     e.fn = task->fn;
     e.arg = task->arg;
     e.release = task->release;
     e.name = task->name;
     e.group = group;
-    e.queued = pool->cfg.timing ? apr_time_now() : 0;
     e.not_after = task->not_after;
-    if (group) {
-        rv = pp__group_enter(group, pool, 1);
-        if (rv != APR_SUCCESS)
-            return rv;
-    }
-    if (task->strand)
-        rv = pp__strand_submit(pool, task->strand, level, &e);
-    else
-        rv = submit_entry(pool, level, &e, flags, deadline);
-    if (rv != APR_SUCCESS && group)
-        pp__group_leave(group, rv, 0, 1);
-    return rv;
+    return submit_built(pool, level, &e, task->strand, flags, deadline);
 }
 
 apr_status_t pp_submit_task_sized(pp_pool_t *pool, const pp_task_t *task, apr_size_t size,
@@ -171,15 +180,16 @@ apr_status_t pp_submit_timed_sized(pp_pool_t *pool, const pp_task_t *task, apr_s
     return submit_task(pool, task, size, group, 0, pp__deadline(timeout));
 }
 
+/* A pp_task_t of fn and arg alone, built straight into its entry: this
+ * is the submit that nested fan-out makes per task. */
 apr_status_t pp_submit_ex(pp_pool_t *pool, pp_task_fn fn, void *arg,
                           pp_group_t *group, apr_uint32_t flags)
 {
-    pp_task_t t;
+    pp__entry_t e = { fn, arg, NULL, NULL, group, 0, 0 };
 
-    memset(&t, 0, sizeof(t));
-    t.fn = fn;
-    t.arg = arg;
-    return pp_submit_task_sized(pool, &t, sizeof(t), group, flags);
+    if (!pool || !fn || (flags & ~PP_NOWAIT))
+        return APR_EINVAL;
+    return submit_built(pool, PP__NORMAL, &e, NULL, flags, PP__FOREVER);
 }
 
 apr_status_t pp_submit(pp_pool_t *pool, pp_task_fn fn, void *arg)

@@ -11,6 +11,17 @@
 #include <apr.h>
 #include <apr_errno.h>
 
+/* For a thread-local the library reads on every task: the initial-exec
+ * TLS model, one load off the thread pointer where a shared library would
+ * otherwise call __tls_get_addr. It takes a pointer's worth of the static
+ * TLS block that glibc and musl keep spare for libraries opened later with
+ * dlopen. Other compilers and object formats keep their default. */
+#if defined(__GNUC__) && defined(__ELF__)
+#define PP__TLS_HOT __attribute__((tls_model("initial-exec")))
+#else
+#define PP__TLS_HOT
+#endif
+
 /** Longest thread name the OS keeps, without the terminating NUL. */
 apr_size_t pp__thread_name_max(void);
 
