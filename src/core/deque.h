@@ -74,8 +74,8 @@ apr_uint32_t pp__deque_len(pp__deque_t *d);
 
 
 /* The owner's side, inline: a nested submit is a push and its run a pop,
- * so a call each way into deque.c was a measurable part of W6's task.
- * Their orderings are explained with the thief's side, in deque.c. */
+ * so a nested task makes no call into deque.c. Their orderings are
+ * explained with the thief's side, in deque.c. */
 
 static inline void pp__slot_put(pp__slot_t *s, const pp__entry_t *e)
 {
