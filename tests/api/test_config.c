@@ -119,6 +119,8 @@ static void test_bad_arguments(void)
     T_STATUS(pp_submit(NULL, noop_task, NULL), APR_EINVAL);
     T_STATUS(pp_submit(pool, NULL, NULL), APR_EINVAL);
     T_STATUS(pp_submit_ex(pool, noop_task, NULL, g, 0x80), APR_EINVAL);
+    T_STATUS(pp_submit_ex(pool, NULL, NULL, g, 0), APR_EINVAL);    /* the entry-built path */
+    T_STATUS(pp_submit_ex(NULL, noop_task, NULL, g, PP_NOWAIT), APR_EINVAL);
     T_STATUS(pp_submit_task(pool, NULL, NULL, 0), APR_EINVAL);
     T_STATUS(pp_submit_task(pool, &t, NULL, 0), APR_EINVAL);
     T_OK(pp_group_wait(g, 0));    /* no bad submit left g pending */
