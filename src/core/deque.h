@@ -5,10 +5,15 @@
  * "Correct and Efficient Work-Stealing for Weak Memory Models" (PPoPP
  * 2013). The owner pushes and pops at the bottom (LIFO: a task's children
  * run depth-first, on a warm cache); any other thread steals at the top
- * (the oldest, usually the largest piece of work). It never grows: a full
- * deque makes its owner use the pool's global queue instead.
+ * (the oldest, usually the largest piece of work). It starts with
+ * PP__DEQUE_SIZE slots in place and, when full, its owner doubles it (up
+ * to the bound given to pp__deque_init) as Chase and Lev do; past that
+ * bound, or when memory runs out, the owner uses the pool's global queue
+ * instead. A ring it outgrew stays until pp__deque_free, since a thief
+ * that stalled after loading it may still read it: this is the price of
+ * no reclamation scheme, at most as much again as the largest ring.
  *
- * Nothing here locks or allocates. Not installed.
+ * Nothing here locks; only growing allocates. Not installed.
  */
 #ifndef PP_DEQUE_H
 #define PP_DEQUE_H
@@ -17,8 +22,8 @@
 
 #include <stdatomic.h>
 
-#define PP__DEQUE_SIZE 256u    /* a power of two */
-#define PP__DEQUE_MASK (PP__DEQUE_SIZE - 1)
+#define PP__DEQUE_SIZE 256u      /* slots in place; a power of two */
+#define PP__DEQUE_MAX  65536u    /* the most an unbounded pool's deque grows to */
 #define PP__CACHE_LINE 64
 
 /* An entry's fields as atomics: a thief may read a slot while the owner
@@ -44,16 +49,39 @@ typedef struct pp__slot_t {
  * thieves the other. */
 typedef apr_uint64_t pp__dq_index_t;
 
+/* Where the entries are: the deque's own slots, or a grown array. */
+typedef struct pp__ring_t {
+    pp__dq_index_t     mask;     /* slots - 1 */
+    pp__slot_t        *slot;
+    struct pp__ring_t *older;    /* the ring this one replaced, or NULL */
+} pp__ring_t;
+
 typedef struct pp__deque_t {
     _Atomic pp__dq_index_t top;
     char pad1[PP__CACHE_LINE - sizeof(pp__dq_index_t)];
     _Atomic pp__dq_index_t bottom;
     char pad2[PP__CACHE_LINE - sizeof(pp__dq_index_t)];
-    pp__slot_t slot[PP__DEQUE_SIZE];
+    /* Written by the owner only, when it grows the deque, before the
+     * bottom that first counts an entry in the new ring (release): a
+     * thief that sees that bottom (acquire) and then loads ring finds the
+     * new one or a newer. One that finds an older ring reads a slot that
+     * the owner no longer writes, holding what was copied from it. */
+    _Atomic(pp__ring_t *)  ring;
+    pp__dq_index_t         max;      /* the most slots it may grow to */
+    pp__ring_t             first;
+    pp__slot_t             slot[PP__DEQUE_SIZE];
 } pp__deque_t;
 
-/** Make d empty. */
-void pp__deque_init(pp__deque_t *d);
+/** Make d empty, with room to grow to max slots (a power of two, at
+ *  least PP__DEQUE_SIZE; PP__DEQUE_SIZE keeps it at its own slots). */
+void pp__deque_init(pp__deque_t *d, apr_uint32_t max);
+
+/** Free the rings d grew into; no thread may use d any more. */
+void pp__deque_free(pp__deque_t *d);
+
+/** Owner only: double d's ring (copying what it holds) unless it is at
+ *  its bound or memory runs out; 1 grown, 0 not. */
+int pp__deque_grow(pp__deque_t *d);
 
 /**
  * Any thread: take the oldest entry into e. 1 taken, 0 empty, -1 lost a
@@ -99,21 +127,29 @@ static inline void pp__slot_get(pp__slot_t *s, pp__entry_t *e)
     e->not_after = atomic_load_explicit(&s->not_after, memory_order_relaxed);
 }
 
-/** Owner only: non-zero when a push would not fit. */
-static inline int pp__deque_full(pp__deque_t *d)
+/** Owner only: how many more entries fit without growing. */
+static inline apr_uint32_t pp__deque_room(pp__deque_t *d)
 {
+    pp__ring_t *r = atomic_load_explicit(&d->ring, memory_order_relaxed);
     pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
     pp__dq_index_t t = atomic_load_explicit(&d->top, memory_order_acquire);
 
-    return b - t >= PP__DEQUE_SIZE;
+    return (apr_uint32_t)(r->mask + 1 - (b - t));
+}
+
+/** Owner only: non-zero when a push would not fit, even after growing. */
+static inline int pp__deque_full(pp__deque_t *d)
+{
+    return pp__deque_room(d) == 0 && !pp__deque_grow(d);
 }
 
 /** Owner only: append e at the bottom; the caller checked pp__deque_full. */
 static inline void pp__deque_push(pp__deque_t *d, const pp__entry_t *e)
 {
+    pp__ring_t *r = atomic_load_explicit(&d->ring, memory_order_relaxed);
     pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
 
-    pp__slot_put(&d->slot[b & PP__DEQUE_MASK], e);
+    pp__slot_put(&r->slot[b & r->mask], e);
     atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
 }
 
@@ -122,6 +158,7 @@ static inline int pp__deque_pop(pp__deque_t *d, pp__entry_t *e)
 {
     pp__dq_index_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
     pp__dq_index_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
+    pp__ring_t *r;
     apr_int64_t left;
     int won;
 
@@ -138,7 +175,8 @@ static inline int pp__deque_pop(pp__deque_t *d, pp__entry_t *e)
         atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
         return 0;
     }
-    pp__slot_get(&d->slot[b & PP__DEQUE_MASK], e);
+    r = atomic_load_explicit(&d->ring, memory_order_relaxed);
+    pp__slot_get(&r->slot[b & r->mask], e);
     if (left > 0)      /* more than one: no thief can reach this one */
         return 1;
     /* The last entry: a thief may be taking it right now. */

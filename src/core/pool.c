@@ -476,6 +476,7 @@ static void pool_free(pp_pool_t *pool)
         if (w->joinable && !forked(pool))
             apr_thread_detach(w->thread);
         free(w->nested);
+        pp__deque_free(w->deque);
         if (w->tp)
             apr_pool_destroy(w->tp);
     }

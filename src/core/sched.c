@@ -394,8 +394,8 @@ static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
         n = len / pool->cfg.threads;
         if (n > GLOBAL_BATCH)
             n = GLOBAL_BATCH;
-        if (n > PP__DEQUE_SIZE - pp__deque_len(w->deque))
-            n = PP__DEQUE_SIZE - pp__deque_len(w->deque);
+        if (n > pp__deque_room(w->deque))
+            n = pp__deque_room(w->deque);
     }
     /* Without HIGH and LOW levels (never used), the one queue directly. */
     level = q->more ? pp__prioq_next(q) : len > 0 ? PP__NORMAL : PP__LEVELS;
@@ -440,8 +440,8 @@ static int steal(pp__worker_t *w, pp__entry_t *e)
         if (v == w->index)
             continue;
         want = (pp__deque_len(&pool->deques[v]) + 1) / 2;
-        if (want > PP__DEQUE_SIZE - pp__deque_len(w->deque))
-            want = PP__DEQUE_SIZE - pp__deque_len(w->deque);
+        if (want > pp__deque_room(w->deque))
+            want = pp__deque_room(w->deque);
         for (got = 0; got < want;) {
             r = pp__deque_steal(&pool->deques[v], got ? &x : e);
             if (r == 0)

@@ -66,8 +66,10 @@ static pp__worker_t *reserve_slot_locked(pp_pool_t *pool, apr_uint32_t i, int se
     pool->nlaunching++;
     if (i >= nused(pool)) {
         /* First use: nobody looks at it before nused covers it, and
-         * whoever reads the new nused (acquire) sees it initialised. */
-        pp__deque_init(w->deque);
+         * whoever reads the new nused (acquire) sees it initialised.
+         * A bounded pool's deques keep to their own slots: what waits
+         * past them meets the queue's capacity. */
+        pp__deque_init(w->deque, pool->cfg.queue_capacity ? PP__DEQUE_SIZE : PP__DEQUE_MAX);
         atomic_store_explicit(&pool->nused, i + 1, memory_order_release);
     }
     if (searching)

@@ -3,7 +3,8 @@
  * Tasks inside tasks: a task that waits for the children it submitted
  * (fork-join), fan-out during a drain, and the fairness bound between a
  * worker's own newest tasks and older or outside ones (issue 10's items
- * 17, 19 and 18, named in the titles). Each fails on the code before.
+ * 17, 19 and 18, named in the titles), and a fan-out wider than a deque's
+ * own slots. Each fails on the code before.
  */
 #include "config.h"
 #include "testutil.h"
@@ -174,6 +175,73 @@ static void test_drain_accepts_fan_out(void)
     apr_pool_destroy(p);
 }
 
+/* A wide fan-out: one task submits `kids` children from inside the pool.
+ * In an unbounded pool they all wait in its worker's deque, which grows;
+ * the shared queue never holds more than the outside submit of the
+ * parent. A bounded pool's deque keeps its 256 slots, and the rest wait in
+ * the shared queue, within its capacity. */
+typedef struct wide {
+    pp_pool_t *pool;
+    apr_uint32_t kids;
+    volatile apr_uint32_t ran, refused;
+} wide;
+
+static apr_status_t wide_kid(void *arg, pp_task_ctx_t *ctx)
+{
+    (void)ctx;
+    apr_atomic_inc32(&((wide *)arg)->ran);
+    return APR_SUCCESS;
+}
+
+static apr_status_t wide_parent(void *arg, pp_task_ctx_t *ctx)
+{
+    wide *w = arg;
+    apr_uint32_t i;
+
+    (void)ctx;
+    for (i = 0; i < w->kids; i++)
+        if (pp_submit(w->pool, wide_kid, w) != APR_SUCCESS)
+            apr_atomic_inc32(&w->refused);
+    return APR_SUCCESS;
+}
+
+static pp_stats_t wide_run(apr_uint32_t threads, apr_uint32_t capacity, apr_uint32_t kids)
+{
+    apr_pool_t *p;
+    pp_stats_t st;
+    wide w;
+
+    memset(&w, 0, sizeof(w));
+    w.kids = kids;
+    apr_pool_create(&p, t_root);
+    w.pool = t_pool(p, threads, capacity);
+    T_OK(pp_submit(w.pool, wide_parent, &w));
+    T_OK(pp_pool_shutdown(w.pool, PP_DRAIN, -1));
+    T_EQ(w.refused, 0);
+    T_EQ(w.ran, kids);
+    t_assert_accounted(w.pool);
+    pp_pool_stats(w.pool, &st);
+    apr_pool_destroy(p);
+    return st;
+}
+
+static void test_wide_fan_out(void)
+{
+    pp_stats_t st;
+
+    /* One worker: no thief shortens the deque. Before deques grew, all
+     * but 256 of the 5,000 went through the shared queue. */
+    st = wide_run(1, 0, 5000);
+    T_EQ(st.queued_peak, 1);
+    /* A bounded pool: the deque stays at 256, the rest queue shared. */
+    st = wide_run(1, 10000, 5000);
+    T_EQ(st.queued_peak, 5000 - 256);
+    /* Thieves steal from the deque while it grows; each child runs once
+     * (the counts above), under TSan in CI too. */
+    st = wide_run(4, 0, 100000);
+    T_EQ(st.completed, 100001);
+}
+
 /* On one worker: a root task queues a sibling, then a chain that queues
  * itself again `steps` times, each step busy for STEP_US. At step HOLD the
  * chain waits until the test has submitted a task from outside. */
@@ -264,4 +332,5 @@ void t_register_nested(void)
     CU_add_test(s, "17: fork-join trees on fewer workers than levels", test_fork_join_trees);
     CU_add_test(s, "19: a drain accepts its running tasks' fan-out", test_drain_accepts_fan_out);
     CU_add_test(s, "18: older and outside tasks within the fairness bounds", test_fairness_bound);
+    CU_add_test(s, "a wide fan-out grows the deque, not the shared queue", test_wide_fan_out);
 }
