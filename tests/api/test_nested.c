@@ -238,8 +238,8 @@ static void test_wide_fan_out(void)
     T_EQ(st.queued_peak, 5000 - 256);
     /* Thieves steal from the deque while it grows; each child runs once
      * (the counts above), under TSan in CI too. */
-    st = wide_run(4, 0, 100000);
-    T_EQ(st.completed, 100001);
+    st = wide_run(4, 0, t_scaled(100000));
+    T_EQ(st.completed, t_scaled(100000) + 1);
 }
 
 /* On one worker: a root task queues a sibling, then a chain that queues
