@@ -180,47 +180,26 @@ static void test_drain_accepts_fan_out(void)
  * the shared queue never holds more than the outside submit of the
  * parent. A bounded pool's deque keeps its 256 slots, and the rest wait in
  * the shared queue, within its capacity. */
-typedef struct wide {
-    pp_pool_t *pool;
-    apr_uint32_t kids;
-    volatile apr_uint32_t ran, refused;
-} wide;
-
-static apr_status_t wide_kid(void *arg, pp_task_ctx_t *ctx)
-{
-    (void)ctx;
-    apr_atomic_inc32(&((wide *)arg)->ran);
-    return APR_SUCCESS;
-}
-
-static apr_status_t wide_parent(void *arg, pp_task_ctx_t *ctx)
-{
-    wide *w = arg;
-    apr_uint32_t i;
-
-    (void)ctx;
-    for (i = 0; i < w->kids; i++)
-        if (pp_submit(w->pool, wide_kid, w) != APR_SUCCESS)
-            apr_atomic_inc32(&w->refused);
-    return APR_SUCCESS;
-}
-
 static pp_stats_t wide_run(apr_uint32_t threads, apr_uint32_t capacity, apr_uint32_t kids)
 {
+    volatile apr_uint32_t ran = 0;
     apr_pool_t *p;
     pp_stats_t st;
-    wide w;
+    t_nest ns;
 
-    memset(&w, 0, sizeof(w));
-    w.kids = kids;
+    memset(&ns, 0, sizeof(ns));
+    ns.n = kids;
+    ns.child.fn = t_count_task;
+    ns.child.arg = (void *)&ran;
+    t_gate_open(&ns.gate);    /* the parent submits, then returns */
     apr_pool_create(&p, t_root);
-    w.pool = t_pool(p, threads, capacity);
-    T_OK(pp_submit(w.pool, wide_parent, &w));
-    T_OK(pp_pool_shutdown(w.pool, PP_DRAIN, -1));
-    T_EQ(w.refused, 0);
-    T_EQ(w.ran, kids);
-    t_assert_accounted(w.pool);
-    pp_pool_stats(w.pool, &st);
+    ns.pool = t_pool(p, threads, capacity);
+    T_OK(pp_submit(ns.pool, t_nest_then_hold, &ns));
+    T_OK(pp_pool_shutdown(ns.pool, PP_DRAIN, -1));
+    T_EQ(ns.errors, 0);
+    T_EQ(ran, kids);
+    t_assert_accounted(ns.pool);
+    pp_pool_stats(ns.pool, &st);
     apr_pool_destroy(p);
     return st;
 }
