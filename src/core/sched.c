@@ -385,7 +385,7 @@ static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
     pp_pool_t *pool = w->pool;
     pp__prioq_t *q = &pool->queue;
     pp__entry_t more[GLOBAL_BATCH];
-    apr_uint32_t len = pp__queue_len(&q->normal), n = 0;
+    apr_uint32_t len = pp__queue_len(&q->normal), n = 0, room;
     unsigned level;
 
     ASSERT_LOCKED(pool);
@@ -394,8 +394,9 @@ static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
         n = len / pool->cfg.threads;
         if (n > GLOBAL_BATCH)
             n = GLOBAL_BATCH;
-        if (n > pp__deque_room(w->deque))
-            n = pp__deque_room(w->deque);
+        room = pp__deque_room(w->deque);
+        if (n > room)
+            n = room;
     }
     /* Without HIGH and LOW levels (never used), the one queue directly. */
     level = q->more ? pp__prioq_next(q) : len > 0 ? PP__NORMAL : PP__LEVELS;
@@ -431,7 +432,7 @@ static int take_global(pp__worker_t *w, pp__entry_t *e)
 static int steal(pp__worker_t *w, pp__entry_t *e)
 {
     pp_pool_t *pool = w->pool;
-    apr_uint32_t n = nused(pool), k, v, want, got;
+    apr_uint32_t n = nused(pool), k, v, want, got, room;
     pp__entry_t x;
     int r;
 
@@ -440,8 +441,9 @@ static int steal(pp__worker_t *w, pp__entry_t *e)
         if (v == w->index)
             continue;
         want = (pp__deque_len(&pool->deques[v]) + 1) / 2;
-        if (want > pp__deque_room(w->deque))
-            want = pp__deque_room(w->deque);
+        room = pp__deque_room(w->deque);
+        if (want > room)
+            want = room;
         for (got = 0; got < want;) {
             r = pp__deque_steal(&pool->deques[v], got ? &x : e);
             if (r == 0)
