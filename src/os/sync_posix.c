@@ -59,6 +59,32 @@ static apr_status_t cond_cleanup(void *data)
     return APR_SUCCESS;
 }
 
+/* Where glibc offers it, an adaptive mutex: a contended lock spins a
+ * little (a bound glibc tunes per mutex) before it sleeps in the kernel.
+ * Every critical section behind these locks moves a task or a counter
+ * and ends in well under a microsecond, so a waiter that spins usually
+ * gets the lock sooner than a futex sleep and wake would have given it:
+ * outside producers and the workers taking from the global queue (bench
+ * W1, W2) meet on the queue lock all the time. docs/design.md has the
+ * figures. */
+static int mutex_init(pthread_mutex_t *m)
+{
+#ifdef PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP
+    pthread_mutexattr_t attr;
+    int rc = pthread_mutexattr_init(&attr);
+
+    if (rc != 0)
+        return rc;
+    rc = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    if (rc == 0)
+        rc = pthread_mutex_init(m, &attr);
+    pthread_mutexattr_destroy(&attr);
+    return rc;
+#else
+    return pthread_mutex_init(m, NULL);
+#endif
+}
+
 apr_status_t pp__mutex_create(pp__mutex_t **out, apr_pool_t *p)
 {
     pp__mutex_t *m = apr_palloc(p, sizeof(*m));
@@ -66,7 +92,7 @@ apr_status_t pp__mutex_create(pp__mutex_t **out, apr_pool_t *p)
 
     if (!m)
         return APR_ENOMEM;
-    rc = pthread_mutex_init(&m->m, NULL);
+    rc = mutex_init(&m->m);
     if (rc != 0)
         return rc;
     m->gen = pp__fork_watch();
