@@ -68,6 +68,21 @@
  * lets a waker read the idle count and the room to start as two words
  * while a worker retires (gone from the first, not yet in the second),
  * which the C code once did.
+ *
+ * INJECTOR is the protocol a lock-free global queue must keep (issue 17;
+ * docs/design.md, "A lock-free injector"): the C code does not have it
+ * yet, its queue is behind the lock. Submitters push and workers take
+ * without the lock; a push and the look at whether the queue is closed
+ * are one atomic step (the shutdown closes it under the lock); a worker
+ * going idle looks at the global queue after its announcement, as it
+ * does at the deques; a worker not counted as searching takes one task
+ * and no batch. Its mutants: CHECK_FIRST looks at the global queue only
+ * before the announcement, under the lock, as the locked queue allows
+ * (the classic lost wakeup again); SHUT_THEN_PUSH reads shut and pushes
+ * in two steps, and the drain ends between them with the task queued;
+ * UNCOUNTED_BATCH lets that first look move a batch into its deque, and
+ * an idle-goer that scanned the deques before the move and reads the
+ * queue after it misses the task, which waits behind a blocked one.
  */
 #ifndef W
 #define W 2
@@ -118,6 +133,14 @@ byte running;            /* tasks started and not ended (blocked ones too) */
 byte live;               /* workers from their start (reservation) to leaving */
 bool alive[W];           /* a slot's worker is live */
 byte tmo[W];             /* timeouts so far, per slot (ELASTIC) */
+bool closed;             /* INJECTOR: the queue refuses pushes (a bit of its tail) */
+
+/* INJECTOR: the global queue is lock-free (no lock to push or take). */
+#ifdef INJECTOR
+#define GQ_FREE true
+#else
+#define GQ_FREE !lock
+#endif
 
 #if W != 2 && W != 3
 #error W must be 2 or 3
@@ -332,6 +355,14 @@ inline go_idle(me, spurious, got, i, any) {
 #else
     idle[nidle] = me; nidle++; nsearching--;
     scan(i, any);
+#if defined(INJECTOR) && !defined(CHECK_FIRST)
+    /* The global queue takes no lock to push: look at it after the
+     * announcement too, as at the deques. */
+    if
+    :: !any -> any = (gq > 0)
+    :: else -> skip
+    fi;
+#endif
     if
     :: any ->   /* take the announcement back */
         nidle--; idle[nidle] = 0; nsearching++; lock = false
@@ -405,9 +436,14 @@ proctype worker(byte me; bool started) {
        if
        :: act == SEARCH ->
            atomic {
-               !lock ->
+               GQ_FREE ->
                if
-               :: gq > 0 -> gq--; batch(me); act = RUN
+               :: gq > 0 -> gq--; act = RUN;
+#if !defined(INJECTOR) || defined(UNCOUNTED_BATCH)
+                   batch(me)
+#else
+                   skip    /* a batch only while counted as searching */
+#endif
                :: else -> skip
                fi
            }
@@ -420,7 +456,7 @@ proctype worker(byte me; bool started) {
 searching:
            /* search(): poll, or go idle; after a wake-up, search again */
            do
-           :: atomic { !lock && gq > 0 -> gq--; batch(me) };   /* take_global */
+           :: atomic { GQ_FREE && gq > 0 -> gq--; batch(me) };   /* take_global */
                found_work(w, old, woke, ok, i); act = RUN; break
            :: steal(me, 0, m, w, old, woke, ok, i); act = RUN; break
            :: steal(me, 1, m, w, old, woke, ok, i); act = RUN; break
@@ -430,8 +466,8 @@ searching:
            :: true ->                                       /* budget gone */
                atomic { !lock -> lock = true };
                if
-               :: gq > 0 ->
-                   gq--; batch(me); lock = false;
+               :: atomic { gq > 0 -> gq--; batch(me) };    /* one step: INJECTOR's takers take no lock */
+                   lock = false;
                    found_work(w, old, woke, ok, i); act = RUN; break
                :: gq == 0 && shut ->
                    scan(i, any);
@@ -476,6 +512,56 @@ searching:
  * nobody: the C code caps a burst's wake-ups at the cores
  * (pp__wake_room), and only the wake-up owed with nobody searching is
  * never capped. The model leaves the choice free. */
+#ifdef INJECTOR
+/* The lock-free injector: push without a lock, in one atomic step with
+ * the look at whether the queue is closed (a bit in its tail, set by the
+ * shutdown under the lock, as crossbeam's channels mark theirs); then,
+ * after a seq_cst fence, read nsearching, nidle and the queue's length
+ * one at a time, and only if a worker is owed take the lock to pop one
+ * (looking again there). SHUT_THEN_PUSH: the submit looks at shut and
+ * pushes in two steps, and a drain may end between them. */
+proctype submitter() {
+    byte k, w, old, s, n, q;
+    bool woke, started;
+    for (k : 1 .. T) {
+#ifdef SHUT_THEN_PUSH
+        if
+        :: shut -> skip    /* refused: PP_ESHUTDOWN */
+        :: else -> gq++
+        fi;
+#else
+        atomic {
+            if
+            :: closed -> skip    /* refused: PP_ESHUTDOWN */
+            :: else -> gq++
+            fi
+        }
+#endif
+        s = nsearching;
+        n = nidle;
+        q = gq;
+        if
+        :: q > s && (n > 0 || STARTABLE) ->
+            atomic {
+                !lock -> lock = true;
+                if
+                :: nidle > 0 -> pop_idle(w, woke)
+                :: nidle == 0 && STARTABLE -> reserve(w, started)
+                :: else -> skip
+                fi
+            }
+            lock = false
+        :: else -> skip
+        fi;
+        s = 0; n = 0; q = 0;
+        if
+        :: woke -> unpark(w, old); w = 0; woke = false
+        :: started -> run worker(w, true); w = 0; started = false
+        :: else -> skip
+        fi
+    }
+}
+#else
 proctype submitter() {
     byte k, w, old;
     bool woke, started;
@@ -502,6 +588,7 @@ proctype submitter() {
         fi
     }
 }
+#endif
 
 /* A drain, or none (always none with NO_DRAIN, so that a mutant shows
  * the lost wakeup it is about). Holds the lock across the unparks, as
@@ -513,6 +600,9 @@ proctype shutdown() {
 #ifndef NO_DRAIN
     :: true ->
         atomic { !lock -> lock = true; shut = true };
+#ifdef INJECTOR
+        closed = true;    /* its own step: a push may come between */
+#endif
         do
         :: nidle > 0 -> pop_idle(w, woke); unpark(w, old); woke = false
         :: else -> break

@@ -5,7 +5,9 @@
 # no worker left asleep after a drain) and its mutants (sleepwake_naive.pml,
 # NO_NESTED_WAKE, STEAL_REORDER and NO_LEAVE_WAKE) must be rejected, which shows that the
 # check can bite; with ELASTIC it checks workers that start on demand and
-# retire (and rejects RETIRE_WHEN_POPPED and SPLIT_AVAIL). models/timer.pml
+# retire (and rejects RETIRE_WHEN_POPPED and SPLIT_AVAIL); with INJECTOR
+# the protocol a lock-free global queue must keep (and rejects CHECK_FIRST,
+# SHUT_THEN_PUSH and UNCOUNTED_BATCH). models/timer.pml
 # checks the timer thread's timed sleep against inserters, a canceller and
 # a shutdown (no timer waits past its time, the thread leaves on shutdown)
 # and rejects NO_TOP_UNPARK, LOSSY_PARK and NO_CLOSE_UNPARK. PP_SPIN_FULL=1
@@ -85,6 +87,23 @@ check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0 -DNO_LEAVE_
 # a waker can see half done.
 check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DRETIRE_WHEN_POPPED -DNO_DRAIN
 check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DSPLIT_AVAIL -DNO_DRAIN
+
+# The lock-free injector's protocol (docs/design.md; the C code's global
+# queue is still behind the lock), fixed and elastic.
+check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DINJECTOR
+check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=3 -DSPURIOUS=0 -DINJECTOR
+check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DINJECTOR
+if [ "${PP_SPIN_FULL:-0}" = 1 ]; then
+    # Two submitters; two tasks each from a submitter and a task (each
+    # about 1.5 minutes and 3 GB).
+    check sleepwake.pml verified -DW=2 -DS=2 -DT=1 -DNEST=0 -DSPURIOUS=0 -DINJECTOR
+    check sleepwake.pml verified -DW=2 -DS=1 -DT=2 -DNEST=2 -DSPURIOUS=1 -DINJECTOR
+fi
+# Looking at the queue only before announcing; a look at shut apart from
+# the push; a batch moved by a worker not counted as searching.
+check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=0 -DSPURIOUS=0 -DINJECTOR -DCHECK_FIRST -DNO_DRAIN
+check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=0 -DSPURIOUS=0 -DINJECTOR -DSHUT_THEN_PUSH
+check sleepwake.pml rejected -DW=2 -DS=1 -DT=2 -DNEST=0 -DSPURIOUS=0 -DINJECTOR -DUNCOUNTED_BATCH -DNO_DRAIN
 
 # The timer thread: N timers inserted at any time with any due time up to
 # MAXT, with a canceller, with a shutdown.
