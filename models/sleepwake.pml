@@ -133,7 +133,9 @@ byte running;            /* tasks started and not ended (blocked ones too) */
 byte live;               /* workers from their start (reservation) to leaving */
 bool alive[W];           /* a slot's worker is live */
 byte tmo[W];             /* timeouts so far, per slot (ELASTIC) */
-bool closed;             /* INJECTOR: the queue refuses pushes (a bit of its tail) */
+#ifdef INJECTOR
+bool closed;             /* the queue refuses pushes (a bit of its tail) */
+#endif
 
 /* INJECTOR: the global queue is lock-free (no lock to push or take). */
 #ifdef INJECTOR
@@ -258,6 +260,16 @@ inline reserve(w, started) {
     fi
 }
 
+/* After the unlock: unpark the worker popped from the idle stack, or run
+ * the one reserved a slot. */
+inline hand_over(w, old, woke, started) {
+    if
+    :: woke -> unpark(w, old); w = 0; woke = false
+    :: started -> run worker(w, true); w = 0; started = false
+    :: else -> skip
+    fi
+}
+
 /* A start (ELASTIC) is the wake-up's other branch: nobody idle, room to
  * start. */
 #ifdef ELASTIC
@@ -277,11 +289,7 @@ inline wake_one(w, old, woke) {
         :: else -> skip
         fi
     }
-    if
-    :: woke -> unpark(w, old); w = 0; woke = false
-    :: started -> run worker(w, true); w = 0; started = false
-    :: else -> skip
-    fi
+    hand_over(w, old, woke, started)
 }
 
 /* A task runs (counted a step after it was taken, as run_entry counts
@@ -554,11 +562,7 @@ proctype submitter() {
         :: else -> skip
         fi;
         s = 0; n = 0; q = 0;
-        if
-        :: woke -> unpark(w, old); w = 0; woke = false
-        :: started -> run worker(w, true); w = 0; started = false
-        :: else -> skip
-        fi
+        hand_over(w, old, woke, started)
     }
 }
 #else
@@ -581,11 +585,7 @@ proctype submitter() {
             }
         fi;
         lock = false;
-        if
-        :: woke -> unpark(w, old); w = 0; woke = false
-        :: started -> run worker(w, true); w = 0; started = false
-        :: else -> skip
-        fi
+        hand_over(w, old, woke, started)
     }
 }
 #endif
