@@ -111,6 +111,7 @@ void t_register_budget(void);
 void t_register_sync(void);
 void t_register_faults(void);
 void t_register_histo(void);
+void t_register_inject(void);
 
 void t_register_pool(void);
 void t_register_shutdown(void);

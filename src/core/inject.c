@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The injector (inject.h). The orderings are crossbeam's, whose list
+ * channel this follows: every claim is a seq_cst CAS on its index, so
+ * that a take's "empty" (its fence, then the tail) and the sleep/wake
+ * handshake's fences order against the pushes; a slot's WRITE bit is
+ * set by release and looked for by acquire, which publishes the entry;
+ * a block's next pointer and the ends' block pointers likewise.
+ */
+#include "config.h"
+#include "inject.h"
+#include "fault.h"
+
+#include <apr_thread_proc.h>
+#include <stdlib.h>
+
+#define WRITE   1u    /* the entry is in the slot */
+#define READ    2u    /* its taker is done with the slot */
+#define DESTROY 4u    /* the slot's taker frees the block when done */
+
+#define STEP ((apr_uint64_t)1 << PP__INJ_SHIFT)
+
+/* The waits here are for another thread a few instructions into a claim
+ * (its write, or its block's installation): spin a little, then give
+ * the core away, in case that thread is waiting for this one's. */
+#define SPINS 16u
+
+static void backoff(apr_uint32_t *k)
+{
+    if (++*k > SPINS)
+        apr_thread_yield();
+}
+
+static apr_uint32_t offset_of(apr_uint64_t index)
+{
+    return (apr_uint32_t)((index >> PP__INJ_SHIFT) % PP__INJ_LAP);
+}
+
+/* A zeroed block: a spare's, or a new one. */
+static pp__inj_block_t *block_new(pp__inj_block_t **spare)
+{
+    pp__inj_block_t *b;
+
+    if (spare && *spare) {
+        b = *spare;
+        *spare = atomic_load_explicit(&b->next, memory_order_relaxed);
+        atomic_store_explicit(&b->next, NULL, memory_order_relaxed);
+        return b;
+    }
+    if (pp__fault_hit(PP__FAULT_QUEUE_GROW))
+        return NULL;
+    return calloc(1, sizeof(*b));
+}
+
+/* A block made for a push that did not need it after all. */
+static void block_unused(pp__inj_block_t *b, pp__inj_block_t **spare)
+{
+    if (!b)
+        return;
+    if (spare) {
+        atomic_store_explicit(&b->next, *spare, memory_order_relaxed);
+        *spare = b;
+    }
+    else {
+        free(b);
+    }
+}
+
+apr_status_t pp__inject_spares(pp__inj_block_t **spare, apr_uint32_t n)
+{
+    pp__inj_block_t *list = NULL, *b;
+
+    while (n-- > 0) {
+        if (pp__fault_hit(PP__FAULT_QUEUE_GROW) || !(b = calloc(1, sizeof(*b)))) {
+            pp__inject_free_spares(list);
+            return APR_ENOMEM;
+        }
+        atomic_store_explicit(&b->next, list, memory_order_relaxed);
+        list = b;
+    }
+    *spare = list;
+    return APR_SUCCESS;
+}
+
+void pp__inject_free_spares(pp__inj_block_t *spare)
+{
+    while (spare) {
+        pp__inj_block_t *next = atomic_load_explicit(&spare->next, memory_order_relaxed);
+        free(spare);
+        spare = next;
+    }
+}
+
+apr_status_t pp__inject_init(pp__inject_t *q)
+{
+    pp__inj_block_t *b = calloc(1, sizeof(*b));
+
+    if (!b)
+        return APR_ENOMEM;
+    atomic_init(&q->head.index, 0);
+    atomic_init(&q->head.block, b);
+    atomic_init(&q->tail.index, 0);
+    atomic_init(&q->tail.block, b);
+    return APR_SUCCESS;
+}
+
+void pp__inject_destroy(pp__inject_t *q)
+{
+    apr_uint64_t head = atomic_load_explicit(&q->head.index, memory_order_relaxed) & ~PP__INJ_MARK;
+    apr_uint64_t tail = atomic_load_explicit(&q->tail.index, memory_order_relaxed) & ~PP__INJ_MARK;
+    pp__inj_block_t *b = atomic_load_explicit(&q->head.block, memory_order_relaxed), *next;
+
+    /* Blocks behind the head were freed by their takers. */
+    for (; head != tail; head += STEP) {
+        if (offset_of(head) == PP__INJ_CAP) {
+            next = atomic_load_explicit(&b->next, memory_order_relaxed);
+            free(b);
+            b = next;
+        }
+    }
+    free(b);
+    atomic_store_explicit(&q->head.block, NULL, memory_order_relaxed);
+    atomic_store_explicit(&q->tail.block, NULL, memory_order_relaxed);
+}
+
+void pp__inject_close(pp__inject_t *q)
+{
+    atomic_fetch_or_explicit(&q->tail.index, PP__INJ_MARK, memory_order_seq_cst);
+}
+
+apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_block_t **spare)
+{
+    apr_uint64_t tail = atomic_load_explicit(&q->tail.index, memory_order_acquire);
+    pp__inj_block_t *block = atomic_load_explicit(&q->tail.block, memory_order_acquire);
+    pp__inj_block_t *next = NULL;
+    pp__inj_slot_t *slot;
+    apr_uint32_t offset, k = 0;
+
+    for (;;) {
+        if (tail & PP__INJ_MARK) {
+            block_unused(next, spare);
+            return PP_ESHUTDOWN;
+        }
+        offset = offset_of(tail);
+        if (offset == PP__INJ_CAP) {    /* the next block is on its way */
+            backoff(&k);
+            tail = atomic_load_explicit(&q->tail.index, memory_order_acquire);
+            block = atomic_load_explicit(&q->tail.block, memory_order_acquire);
+            continue;
+        }
+        /* The block's last slot: its claimer installs the next block, so
+         * make that before claiming (a failure then queues nothing). */
+        if (offset + 1 == PP__INJ_CAP && !next && !(next = block_new(spare)))
+            return APR_ENOMEM;
+        if (atomic_compare_exchange_weak_explicit(&q->tail.index, &tail, tail + STEP,
+                                                  memory_order_seq_cst, memory_order_acquire))
+            break;
+        /* tail is the new value; its block was stored before it */
+        block = atomic_load_explicit(&q->tail.block, memory_order_acquire);
+    }
+    if (offset + 1 == PP__INJ_CAP) {
+        /* Block first, then the index past the lap's last (which is no
+         * slot): an add, not a store, so that a close's mark set
+         * meanwhile stays. */
+        atomic_store_explicit(&q->tail.block, next, memory_order_release);
+        atomic_fetch_add_explicit(&q->tail.index, STEP, memory_order_release);
+        atomic_store_explicit(&block->next, next, memory_order_release);
+        next = NULL;
+    }
+    block_unused(next, spare);
+    slot = &block->slots[offset];
+    slot->e = *e;
+    atomic_fetch_or_explicit(&slot->state, WRITE, memory_order_release);
+    return APR_SUCCESS;
+}
+
+/* Free b, unless a slot from start on is still being read: then its
+ * taker will (it finds DESTROY set when it is done). The last slot is
+ * not looked at: its taker is the caller, or called this earlier. */
+static void block_destroy(pp__inj_block_t *b, apr_uint32_t start)
+{
+    apr_uint32_t i;
+
+    for (i = start; i + 1 < PP__INJ_CAP; i++) {
+        _Atomic apr_uint32_t *state = &b->slots[i].state;
+        if (!(atomic_load_explicit(state, memory_order_acquire) & READ)
+            && !(atomic_fetch_or_explicit(state, DESTROY, memory_order_acq_rel) & READ))
+            return;
+    }
+    free(b);
+}
+
+int pp__inject_pop(pp__inject_t *q, pp__entry_t *e)
+{
+    apr_uint64_t head = atomic_load_explicit(&q->head.index, memory_order_acquire);
+    pp__inj_block_t *block = atomic_load_explicit(&q->head.block, memory_order_acquire), *next;
+    apr_uint64_t new_head, tail, index;
+    pp__inj_slot_t *slot;
+    apr_uint32_t offset, k = 0;
+
+    for (;;) {
+        offset = offset_of(head);
+        if (offset == PP__INJ_CAP) {    /* the next block is on its way */
+            backoff(&k);
+            head = atomic_load_explicit(&q->head.index, memory_order_acquire);
+            block = atomic_load_explicit(&q->head.block, memory_order_acquire);
+            continue;
+        }
+        new_head = head + STEP;
+        /* Without the "has a next block" mark, the tail may be in this
+         * block: look (after a fence, so that a push whose CAS came
+         * first is seen) whether anything is left. */
+        if (!(new_head & PP__INJ_MARK)) {
+            atomic_thread_fence(memory_order_seq_cst);
+            tail = atomic_load_explicit(&q->tail.index, memory_order_relaxed);
+            if (head >> PP__INJ_SHIFT == tail >> PP__INJ_SHIFT)
+                return 0;
+            if ((head >> PP__INJ_SHIFT) / PP__INJ_LAP != (tail >> PP__INJ_SHIFT) / PP__INJ_LAP)
+                new_head |= PP__INJ_MARK;
+        }
+        if (atomic_compare_exchange_weak_explicit(&q->head.index, &head, new_head,
+                                                  memory_order_seq_cst, memory_order_acquire))
+            break;
+        block = atomic_load_explicit(&q->head.block, memory_order_acquire);
+    }
+    if (offset + 1 == PP__INJ_CAP) {
+        /* The block's last slot: move the head on to the next block,
+         * once its pusher has linked it. */
+        while (!(next = atomic_load_explicit(&block->next, memory_order_acquire)))
+            backoff(&k);
+        index = (new_head & ~PP__INJ_MARK) + STEP;
+        if (atomic_load_explicit(&next->next, memory_order_relaxed))
+            index |= PP__INJ_MARK;
+        atomic_store_explicit(&q->head.block, next, memory_order_release);
+        atomic_store_explicit(&q->head.index, index, memory_order_release);
+    }
+    slot = &block->slots[offset];
+    while (!(atomic_load_explicit(&slot->state, memory_order_acquire) & WRITE))
+        backoff(&k);
+    *e = slot->e;
+    if (offset + 1 == PP__INJ_CAP)
+        block_destroy(block, 0);
+    else if (atomic_fetch_or_explicit(&slot->state, READ, memory_order_acq_rel) & DESTROY)
+        block_destroy(block, offset + 1);
+    return 1;
+}
