@@ -173,6 +173,15 @@ inline batch(me) {
     fi
 }
 
+/* INJECTOR: a batch taken by a worker not counted as searching, moved
+ * set if one came along; the nested submit's handshake follows it. */
+inline batch_m(me, moved) {
+    if
+    :: gq > 0 -> gq--; dq[me]++; moved = true
+    :: true -> skip
+    fi
+}
+
 /* A steal from victim v: half of it, one task to run, the surplus pushed
  * (a step later) into the thief's deque; then found_work(). */
 inline steal(me, v, m, w, old, woke, ok, i) {
@@ -428,7 +437,7 @@ inline retire_or_stay(me, spurious, got, i, act) {
 
 proctype worker(byte me; bool started) {
     byte act, spurious, w, old, m, i;
-    bool got, woke, ok, any, timed, expired;
+    bool got, woke, ok, any, timed, expired, moved;
     if
     :: started -> started = false; goto searching    /* its starter counted it */
     :: else -> skip
@@ -450,13 +459,28 @@ proctype worker(byte me; bool started) {
 #if !defined(INJECTOR) || defined(UNCOUNTED_BATCH)
                    batch(me)
 #else
-                   skip    /* a batch only while counted as searching */
+                   batch_m(me, moved)
 #endif
                :: else -> skip
                fi
            }
        :: else -> skip
        fi;
+#if defined(INJECTOR) && !defined(UNCOUNTED_BATCH)
+       /* Not counted as searching, it moved a batch into its deque as a
+        * nested submit would: the same handshake (F2) after it. */
+       if
+       :: moved ->
+           moved = false;
+           atomic { ok = (nsearching == 0 && (nidle > 0 || STARTABLE)) };
+           if
+           :: ok -> wake_one(w, old, woke)
+           :: else -> skip
+           fi;
+           ok = false
+       :: else -> skip
+       fi;
+#endif
        if
        :: act == RUN -> run_task(me, w, old, woke, ok); act = 0
        :: else ->

@@ -30,6 +30,16 @@ static inline void pp__counter_raise(pp__counter_t *c, apr_uint64_t v)
         atomic_store_explicit(c, v, memory_order_release);
 }
 
+/** Raise to v if below it, from any number of threads at once. */
+static inline void pp__counter_raise_shared(pp__counter_t *c, apr_uint64_t v)
+{
+    apr_uint64_t old = atomic_load_explicit(c, memory_order_relaxed);
+
+    while (v > old && !atomic_compare_exchange_weak_explicit(c, &old, v, memory_order_release,
+                                                             memory_order_relaxed))
+        ;
+}
+
 /** Add n from any number of threads at once. */
 static inline void pp__counter_add_shared(pp__counter_t *c, apr_uint64_t n)
 {

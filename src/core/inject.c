@@ -36,10 +36,13 @@ static apr_uint32_t offset_of(apr_uint64_t index)
     return (apr_uint32_t)((index >> PP__INJ_SHIFT) % PP__INJ_LAP);
 }
 
-/* A zeroed block: a spare's, or a new one. */
-static pp__inj_block_t *block_new(pp__inj_block_t **spare)
+/* A zeroed block: a spare's, the cached one, or a new one. The cache's
+ * exchanges are acq_rel: the takers' last touches of a block (block_free)
+ * come before its reuse here. */
+static pp__inj_block_t *block_new(pp__inject_t *q, pp__inj_block_t **spare)
 {
     pp__inj_block_t *b;
+    apr_uint32_t i;
 
     if (spare && *spare) {
         b = *spare;
@@ -47,13 +50,26 @@ static pp__inj_block_t *block_new(pp__inj_block_t **spare)
         atomic_store_explicit(&b->next, NULL, memory_order_relaxed);
         return b;
     }
+    b = atomic_exchange_explicit(&q->cache, NULL, memory_order_acq_rel);
+    if (b) {
+        atomic_store_explicit(&b->next, NULL, memory_order_relaxed);
+        for (i = 0; i < PP__INJ_CAP; i++)
+            atomic_store_explicit(&b->slots[i].state, 0, memory_order_relaxed);
+        return b;
+    }
     if (pp__fault_hit(PP__FAULT_QUEUE_GROW))
         return NULL;
     return calloc(1, sizeof(*b));
 }
 
+/* A block nobody uses any more: into the cache, and what was there out. */
+static void block_free(pp__inject_t *q, pp__inj_block_t *b)
+{
+    free(atomic_exchange_explicit(&q->cache, b, memory_order_acq_rel));
+}
+
 /* A block made for a push that did not need it after all. */
-static void block_unused(pp__inj_block_t *b, pp__inj_block_t **spare)
+static void block_unused(pp__inject_t *q, pp__inj_block_t *b, pp__inj_block_t **spare)
 {
     if (!b)
         return;
@@ -62,7 +78,7 @@ static void block_unused(pp__inj_block_t *b, pp__inj_block_t **spare)
         *spare = b;
     }
     else {
-        free(b);
+        block_free(q, b);
     }
 }
 
@@ -101,6 +117,7 @@ apr_status_t pp__inject_init(pp__inject_t *q)
     atomic_init(&q->head.block, b);
     atomic_init(&q->tail.index, 0);
     atomic_init(&q->tail.block, b);
+    atomic_init(&q->cache, NULL);
     return APR_SUCCESS;
 }
 
@@ -119,6 +136,8 @@ void pp__inject_destroy(pp__inject_t *q)
         }
     }
     free(b);
+    free(atomic_load_explicit(&q->cache, memory_order_relaxed));
+    atomic_store_explicit(&q->cache, NULL, memory_order_relaxed);
     atomic_store_explicit(&q->head.block, NULL, memory_order_relaxed);
     atomic_store_explicit(&q->tail.block, NULL, memory_order_relaxed);
 }
@@ -138,7 +157,7 @@ apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_bloc
 
     for (;;) {
         if (tail & PP__INJ_MARK) {
-            block_unused(next, spare);
+            block_unused(q, next, spare);
             return PP_ESHUTDOWN;
         }
         offset = offset_of(tail);
@@ -150,7 +169,7 @@ apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_bloc
         }
         /* The block's last slot: its claimer installs the next block, so
          * make that before claiming (a failure then queues nothing). */
-        if (offset + 1 == PP__INJ_CAP && !next && !(next = block_new(spare)))
+        if (offset + 1 == PP__INJ_CAP && !next && !(next = block_new(q, spare)))
             return APR_ENOMEM;
         if (atomic_compare_exchange_weak_explicit(&q->tail.index, &tail, tail + STEP,
                                                   memory_order_seq_cst, memory_order_acquire))
@@ -167,17 +186,17 @@ apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_bloc
         atomic_store_explicit(&block->next, next, memory_order_release);
         next = NULL;
     }
-    block_unused(next, spare);
+    block_unused(q, next, spare);
     slot = &block->slots[offset];
     slot->e = *e;
     atomic_fetch_or_explicit(&slot->state, WRITE, memory_order_release);
     return APR_SUCCESS;
 }
 
-/* Free b, unless a slot from start on is still being read: then its
+/* Let b go, unless a slot from start on is still being read: then its
  * taker will (it finds DESTROY set when it is done). The last slot is
  * not looked at: its taker is the caller, or called this earlier. */
-static void block_destroy(pp__inj_block_t *b, apr_uint32_t start)
+static void block_destroy(pp__inject_t *q, pp__inj_block_t *b, apr_uint32_t start)
 {
     apr_uint32_t i;
 
@@ -187,10 +206,10 @@ static void block_destroy(pp__inj_block_t *b, apr_uint32_t start)
             && !(atomic_fetch_or_explicit(state, DESTROY, memory_order_acq_rel) & READ))
             return;
     }
-    free(b);
+    block_free(q, b);
 }
 
-int pp__inject_pop(pp__inject_t *q, pp__entry_t *e)
+int pp__inject_pop(pp__inject_t *q, pp__entry_t *e, apr_uint64_t *seen)
 {
     apr_uint64_t head = atomic_load_explicit(&q->head.index, memory_order_acquire);
     pp__inj_block_t *block = atomic_load_explicit(&q->head.block, memory_order_acquire), *next;
@@ -198,6 +217,7 @@ int pp__inject_pop(pp__inject_t *q, pp__entry_t *e)
     pp__inj_slot_t *slot;
     apr_uint32_t offset, k = 0;
 
+    *seen = 0;
     for (;;) {
         offset = offset_of(head);
         if (offset == PP__INJ_CAP) {    /* the next block is on its way */
@@ -215,6 +235,7 @@ int pp__inject_pop(pp__inject_t *q, pp__entry_t *e)
             tail = atomic_load_explicit(&q->tail.index, memory_order_relaxed);
             if (head >> PP__INJ_SHIFT == tail >> PP__INJ_SHIFT)
                 return 0;
+            *seen = pp__inj_count(tail) - pp__inj_count(head);
             if ((head >> PP__INJ_SHIFT) / PP__INJ_LAP != (tail >> PP__INJ_SHIFT) / PP__INJ_LAP)
                 new_head |= PP__INJ_MARK;
         }
@@ -231,6 +252,10 @@ int pp__inject_pop(pp__inject_t *q, pp__entry_t *e)
         index = (new_head & ~PP__INJ_MARK) + STEP;
         if (atomic_load_explicit(&next->next, memory_order_relaxed))
             index |= PP__INJ_MARK;
+        if (!*seen) {    /* once a block, for the longest it has been */
+            tail = atomic_load_explicit(&q->tail.index, memory_order_relaxed);
+            *seen = pp__inj_count(tail) - pp__inj_count(head);
+        }
         atomic_store_explicit(&q->head.block, next, memory_order_release);
         atomic_store_explicit(&q->head.index, index, memory_order_release);
     }
@@ -239,8 +264,8 @@ int pp__inject_pop(pp__inject_t *q, pp__entry_t *e)
         backoff(&k);
     *e = slot->e;
     if (offset + 1 == PP__INJ_CAP)
-        block_destroy(block, 0);
+        block_destroy(q, block, 0);
     else if (atomic_fetch_or_explicit(&slot->state, READ, memory_order_acq_rel) & DESTROY)
-        block_destroy(block, offset + 1);
+        block_destroy(q, block, offset + 1);
     return 1;
 }

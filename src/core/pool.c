@@ -23,6 +23,12 @@ static void set_state_locked(pp_pool_t *pool, apr_uint32_t state)
 {
     ASSERT_LOCKED(pool);
     atomic_store_explicit(&pool->state, state, memory_order_relaxed);
+    /* Not running: the injector takes nobody's tasks any more (a pool's
+     * own tasks in a drain go to the locked queue, which asks the state).
+     * Closed in the same critical section as the state's change, so that
+     * a push the injector took was taken while the pool ran. */
+    if (pool->inj && !pp__inject_closed(pool->inj))
+        pp__inject_close(pool->inj);
     pp__startable_locked(pool);    /* a cancelling pool starts nobody */
 }
 
@@ -93,6 +99,29 @@ static void leave(pp_pool_t *pool)
     pp__pool_leave_locked(pool);
 }
 
+/* Called with the lock held: move what is in the injector into the
+ * locked NORMAL level, behind what is there (which is older), so that a
+ * group's tasks can be taken out of the middle. Tasks pushed meanwhile
+ * stay in the injector: those of a cancelled group are dropped by
+ * whoever takes them. APR_ENOMEM: nothing moved. */
+static apr_status_t injected_to_locked(pp_pool_t *pool)
+{
+    apr_uint64_t n = pool->inj ? pp__inject_len(pool->inj) : 0;
+    pp__entry_t e;
+    apr_status_t rv;
+
+    ASSERT_LOCKED(pool);
+    if (n == 0)
+        return APR_SUCCESS;
+    if (n > PP__MAX_CAPACITY)
+        return APR_ENOMEM;
+    rv = pp__queue_reserve(&pool->queue.normal, (apr_uint32_t)n);
+    while (rv == APR_SUCCESS && n-- > 0 && pop_injected(pool, &e))
+        pp__queue_push(&pool->queue.normal, &e);    /* room reserved */
+    publish_qlen_locked(pool);
+    return rv;
+}
+
 apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
                                  pp__queue_t *out)
 {
@@ -100,7 +129,9 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
 
     pp__mutex_lock(pool->lock);
     pool->inside++;    /* until pp__pool_drop(): the pool must stay */
-    rv = pp__prioq_take_group(&pool->queue, g, out);
+    rv = injected_to_locked(pool);
+    if (rv == APR_SUCCESS)
+        rv = pp__prioq_take_group(&pool->queue, g, out);
     if (rv == APR_SUCCESS)
         rv = pp__strands_take_group_locked(pool, g, out);
     publish_qlen_locked(pool);
@@ -181,6 +212,10 @@ static void drop_until(pp_pool_t *pool, pp__prioq_t *q, apr_time_t deadline)
         pp__prioq_pop(q, &e);
         pp__drop_entry(pool, &e, PP_ECANCELLED);
     }
+    /* The injector, closed now, after the locked levels (its tasks are
+     * the newer); what the deadline leaves there the workers drop. */
+    while (pool->inj && pp__clock_mono() < deadline && pop_injected(pool, &e))
+        pp__drop_entry(pool, &e, PP_ECANCELLED);
     if (pp__prioq_len(q) == 0)
         return;
     pp__mutex_lock(pool->lock);
@@ -369,6 +404,12 @@ void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *caller, apr_size_t size)
     out->submitted = pp__counter_read(&pool->submitted)
                      + pp__counter_read(&pool->strand_submitted)
                      + pp__counter_read(&pool->timer_submitted);
+    if (pool->inj) {
+        /* The library's own pushes first: each is counted after its push,
+         * so never more of them than the pushes read after. */
+        apr_uint64_t own = pp__counter_read(&pool->inj_internal);
+        out->submitted += pp__inject_pushed(pool->inj) - own;
+    }
     for (i = 0; i < nused(pool); i++)
         out->submitted += pp__counter_read(&worker_at(pool, i)->submitted);
     out->unparks = pp__counter_read(&pool->unparks);
@@ -382,6 +423,10 @@ void pp_pool_stats_sized(pp_pool_t *pool, pp_stats_t *caller, apr_size_t size)
     out->threads_idle = load32(&pool->nidle);
     out->threads_peak = load32(&pool->live_peak);
     out->queued_peak = pp__counter_read(&pool->queued_peak);
+    /* The takes raise it (pop_injected); since the last, the queue only
+     * grew, so its longest since then is its length now. */
+    if (out->queued_peak < global_len(pool))
+        out->queued_peak = global_len(pool);
     if (pool->histo)    /* read after the counts: it holds every task they saw end */
         timing_stats(pool, out);
     pp__struct_out(caller, size, out, sizeof(*out));
@@ -481,6 +526,8 @@ static void pool_free(pp_pool_t *pool)
             apr_pool_destroy(w->tp);
     }
     pp__prioq_destroy(&pool->queue);
+    if (pool->inj)
+        pp__inject_destroy(pool->inj);
     pp__strands_detach(pool);
     free(pool->deques_mem);
     free(pool->histo_mem);
@@ -634,6 +681,11 @@ apr_status_t pp_pool_create_sized(pp_pool_t **out, const pp_config_t *cfg, apr_s
     if (rv == APR_SUCCESS)
         rv = pp__prioq_init(&pool->queue, pool->cfg.queue_capacity
                                           ? pool->cfg.queue_capacity : 256);
+    if (rv == APR_SUCCESS && pool->cfg.queue_capacity == 0) {
+        rv = pp__inject_init(&pool->inject);
+        if (rv == APR_SUCCESS)
+            pool->inj = &pool->inject;
+    }
     if (rv != APR_SUCCESS)
         goto fail;
 

@@ -6,12 +6,15 @@
  *
  * Where tasks wait
  * ----------------
- * A task submitted from outside goes to the global queue, under the queue
- * lock. A task submitted by a task goes to the running worker's own deque
- * (deque.h), with no lock at all; only when that is full does it take the
- * global path. A worker runs its own deque first (newest first), then
- * takes from the global queue (a batch, when there is plenty, which it
- * moves into its deque), then steals half of another worker's deque.
+ * A task submitted from outside goes to the global queue: in a pool
+ * without a queue_capacity its NORMAL level is the injector (inject.h),
+ * pushed to and taken from without a lock; the other levels, and a
+ * bounded queue, are under the queue lock. A task submitted by a task
+ * goes to the running worker's own deque (deque.h), with no lock at all;
+ * only when that is full does it take the global path. A worker runs its
+ * own deque first (newest first), then takes from the global queue (a
+ * batch, when there is plenty, which it moves into its deque), then
+ * steals half of another worker's deque.
  *
  * Sleep/wake protocol (docs/design.md; models/sleepwake.pml checks it)
  * -------------------------------------------------------------------
@@ -37,15 +40,20 @@
  * help also ramps up behind the tasks that tasks queue in their deques.
  *
  * No lost wakeup: take the last worker L to go idle while a task T sits
- * queued. T's queue is the global one (then T was pushed under the lock,
- * before or after L's check: before, L would have seen it; after, its
- * submitter saw L idle and nobody searching, fewer than the one task) or
- * a deque, where the two
- * fences make a Dekker handshake: either L's look at the deques sees T, or
- * T's submitter sees L's idle entry and a searching count without L. That
- * count is then 0, since a worker still searching would go idle after L.
- * So a worker is woken. The same argument covers the last searcher's
- * extra wake-up.
+ * queued. T's queue is the locked global one (then T was pushed under the
+ * lock, before or after L's check: before, L would have seen it; after,
+ * its submitter saw L idle and nobody searching, fewer than the one task),
+ * or a deque or the injector, where the two fences make a Dekker
+ * handshake: either L's look at the deques and the injector (after F1)
+ * sees T, or T's submitter sees L's idle entry and a searching count
+ * without L. That count is then 0, since a worker still searching would
+ * go idle after L. So a worker is woken. The same argument covers the
+ * last searcher's extra wake-up. The injector adds two rules
+ * (models/sleepwake.pml, INJECTOR): a push and its look at whether the
+ * pool still takes tasks are one CAS (the shutdown closes the injector
+ * under the lock), and a worker not counted as searching that moves a
+ * batch from it into its deque makes F2's handshake after, as for its
+ * tasks' submits.
  *
  * The seq_cst fences, numbered where they stand. Each pair is a Dekker
  * handshake: each side writes, fences, then reads what the other wrote,
@@ -59,14 +67,18 @@
  *      nsearching, nidle                      scan every deque
  *   F5 pp__pool_help: steal surplus into   F4 found_work(): nsearching--
  *      own deque; fence; read the same        (release); fence; read nidle,
- *   F3 pp__wake_for_global_locked, for        qlen, every deque
+ *   F3 pp__wake_for_global_locked, for        the global queue, every deque
  *      enqueue (submit.c) under the lock:
  *      push on the global queue; fence;
- *      read nsearching
+ *      read nsearching. For the injector
+ *      (submit.c, inject()): the push's
+ *      seq_cst CAS, then seq_cst loads of
+ *      navail, nsearching, its length
  *
  * F1 pairs with F2 and F5 (and with F4, whose decrement it may see before
  * the steal's push: hence the release), F3 with F4 (F1's look at the
- * global queue is under the same lock as F3's push and needs no fence).
+ * locked global queue is under the same lock as F3's push and needs no
+ * fence; an injector's push pairs with F1 as F2 does).
  *
  * A parker's token makes an unpark that comes before its park harmless
  * (park.h); a worker popped from the stack is owed exactly one token, by
@@ -146,6 +158,7 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
                                         pp__worker_t **start)
 {
     apr_uint32_t nwake = 0, want, searching;
+    apr_uint64_t len;
     pp__worker_t *w;
 
     ASSERT_LOCKED(pool);
@@ -158,10 +171,8 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
         return 0;
     atomic_thread_fence(memory_order_seq_cst);    /* F3: pairs with F4 */
     searching = load32(&pool->nsearching);
-    want = pp__prioq_len(&pool->queue);
-    want = want > searching ? want - searching : 0;
-    if (want > n)
-        want = n;
+    len = global_len(pool);
+    want = len > searching ? (len - searching > n ? n : (apr_uint32_t)(len - searching)) : 0;
     /* Up: neither idle nor in a block section (those want no core). */
     want = pp__wake_room(want, searching, pool->live - load32(&pool->nidle) - pool->nblocked,
                          pool->ncpus);
@@ -207,7 +218,7 @@ pp__worker_t *pp__resume_locked(pp_pool_t *pool)
     ASSERT_LOCKED(pool);
     atomic_store_explicit(&pool->paused, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);    /* F6: pairs with F2, F5 */
-    work = pp__prioq_len(&pool->queue);
+    work = global_len(pool);
     for (i = 0; i < nused(pool); i++)
         work += pp__deque_len(&pool->deques[i]);
     searching = load32(&pool->nsearching);
@@ -248,7 +259,13 @@ static int tasks_running(pp_pool_t *pool)
 
 int pp__work_visible(pp_pool_t *pool)
 {
-    return load32(&pool->qlen) > 0 || deques_busy(pool);
+    return global_len(pool) > 0 || deques_busy(pool);
+}
+
+/* Anything in the injector? */
+static int injected(pp_pool_t *pool)
+{
+    return pool->inj && pp__inject_len(pool->inj) > 0;
 }
 
 /* What on_task_end and the timing stats are told of a task that ran
@@ -374,55 +391,134 @@ static void room_made_locked(pp_pool_t *pool)
         pp__cond_signal(pool->not_full);
 }
 
+/* How many of len tasks waiting in the shared queue a searcher moves
+ * into its deque besides the one it runs: its share among the threads,
+ * within GLOBAL_BATCH and its deque's room. */
+static apr_uint32_t batch_size(pp__worker_t *w, apr_uint64_t len)
+{
+    apr_uint64_t n = len / w->pool->cfg.threads;
+    apr_uint32_t room = pp__deque_room(w->deque);
+
+    if (len <= 2 || n <= 1)
+        return 0;
+    if (n > GLOBAL_BATCH)
+        n = GLOBAL_BATCH;
+    if (n > room + 1)
+        n = room + 1;
+    return (apr_uint32_t)n - 1;
+}
+
+/* Into w's deque, in reverse, so that w pops them oldest first. */
+static void push_batch(pp__worker_t *w, pp__entry_t *more, apr_uint32_t n)
+{
+    while (n > 0)
+        pp__deque_push(w->deque, &more[--n]);
+}
+
+/* Take the injector's oldest task into e and, unless mode is ONE, a
+ * share more into w's deque. A searcher's batch (mode SEARCHER) is
+ * covered by its found_work(), as a thief's is; a worker not counted as
+ * searching (mode OWN) moved it as its tasks' submits move theirs, and
+ * makes the same handshake (F2) after it: else the batch could slip
+ * between an idle-goer's look at the deques and its look at the injector
+ * (models/sleepwake.pml, INJECTOR, mutant UNCOUNTED_BATCH). The length
+ * is looked at first, so that a poll of an empty injector costs two
+ * loads and no fence. */
+enum { ONE, SEARCHER, OWN };
+
+static int take_injected(pp__worker_t *w, pp__entry_t *e, int mode)
+{
+    pp_pool_t *pool = w->pool;
+    pp__entry_t more[GLOBAL_BATCH];
+    apr_uint32_t n = 0, want;
+
+    if (!injected(pool) || !pop_injected(pool, e))
+        return 0;
+    if (mode == ONE)
+        return 1;
+    want = batch_size(w, pp__inject_len(pool->inj) + 1);
+    while (n < want && pop_injected(pool, &more[n]))
+        n++;
+    if (n == 0)
+        return 1;
+    push_batch(w, more, n);
+    if (mode == OWN) {
+        atomic_thread_fence(memory_order_seq_cst);    /* F2, as pp__push_local */
+        if (wake_wanted(pool))
+            pp__wake_one(pool);
+    }
+    return 1;
+}
+
+/* Called with the lock held: move the injector's oldest tasks (up to
+ * GLOBAL_BATCH) into the locked NORMAL level, which is empty, so that
+ * the priorities' choice sees them. They stay the oldest NORMAL tasks. */
+static void refill_locked(pp_pool_t *pool)
+{
+    pp__queue_t *normal = &pool->queue.normal;
+    pp__entry_t x;
+    apr_uint32_t k;
+
+    ASSERT_LOCKED(pool);
+    if (pp__queue_reserve(normal, GLOBAL_BATCH) != APR_SUCCESS)
+        return;    /* the priorities then see no NORMAL task for now */
+    for (k = 0; k < GLOBAL_BATCH && pop_injected(pool, &x); k++)
+        pp__queue_push(normal, &x);    /* room reserved: cannot fail */
+}
+
 /* Called with the lock held: take the shared queue's next task into e
- * (prioq.h) and, when many NORMAL ones wait and no HIGH one, a batch more
- * into w's deque (in reverse, so that w pops them oldest first). Not LOW
- * ones: in the deque they would run before NORMAL tasks queued later. A
- * bounded queue moves nothing: its capacity is a promise about how much
- * may wait. */
-static int take_global_locked(pp__worker_t *w, pp__entry_t *e)
+ * (prioq.h) and, when many NORMAL ones wait and no HIGH one, a share
+ * more into w's deque (from the injector only for a searcher: under the
+ * lock no handshake can follow; take_injected). Not LOW ones: in the
+ * deque they would run before NORMAL tasks queued later. A bounded queue
+ * moves nothing: its capacity is a promise about how much may wait. With
+ * the injector, the locked levels go first (what waits in the locked
+ * NORMAL level is older than what is in the injector); when a HIGH or LOW
+ * level is in use, the injector's oldest come over into the locked
+ * NORMAL level for the choice between levels. */
+static int take_global_locked(pp__worker_t *w, pp__entry_t *e, int searching)
 {
     pp_pool_t *pool = w->pool;
     pp__prioq_t *q = &pool->queue;
     pp__entry_t more[GLOBAL_BATCH];
-    apr_uint32_t len = pp__queue_len(&q->normal), n = 0, room;
+    apr_uint32_t len, n = 0;
     unsigned level;
 
     ASSERT_LOCKED(pool);
 
-    if (pool->cfg.queue_capacity == 0 && len > 2 && pp__prioq_level_len(q, PP__HIGH) == 0) {
-        n = len / pool->cfg.threads;
-        if (n > GLOBAL_BATCH)
-            n = GLOBAL_BATCH;
-        room = pp__deque_room(w->deque);
-        if (n > room)
-            n = room;
-    }
+    if (q->more && pool->inj && pp__queue_len(&q->normal) == 0 && injected(pool))
+        refill_locked(pool);
+    len = pp__queue_len(&q->normal);
+    if (pool->cfg.queue_capacity == 0 && pp__prioq_level_len(q, PP__HIGH) == 0)
+        n = batch_size(w, len);
     /* Without HIGH and LOW levels (never used), the one queue directly. */
     level = q->more ? pp__prioq_next(q) : len > 0 ? PP__NORMAL : PP__LEVELS;
     if (level == PP__LEVELS || !pp__queue_pop(pp__prioq_level(q, level), e))
-        return 0;
-    n = level == PP__NORMAL && n > 0 ? n - 1 : 0;
+        return pool->inj && take_injected(w, e, searching ? SEARCHER : ONE);
+    if (level != PP__NORMAL)
+        n = 0;
     for (len = 0; len < n; len++)
         pp__queue_pop(&q->normal, &more[len]);
     if (q->more)
         pp__prioq_taken(q, level, n + 1);
     publish_qlen_locked(pool);
     room_made_locked(pool);
-    while (n > 0)
-        pp__deque_push(w->deque, &more[--n]);
+    push_batch(w, more, n);
     return 1;
 }
 
-static int take_global(pp__worker_t *w, pp__entry_t *e)
+/* The shared queue's next task: from the injector without the lock while
+ * the locked levels are empty, else under the lock. searching: is w
+ * counted in nsearching (take_injected)? */
+static int take_global(pp__worker_t *w, pp__entry_t *e, int searching)
 {
     pp_pool_t *pool = w->pool;
     int got;
 
     if (load32(&pool->qlen) == 0)
-        return 0;
+        return pool->inj && take_injected(w, e, searching ? SEARCHER : OWN);
     pp__mutex_lock(pool->lock);
-    got = take_global_locked(w, e);
+    got = take_global_locked(w, e, searching);
     pp__mutex_unlock(pool->lock);
     return got;
 }
@@ -495,7 +591,7 @@ static int pick_oldest(pp__worker_t *w, pp__entry_t *e)
         return oldest_overdue(w) && pp__deque_steal(w->deque, e) > 0;
     if (w->fair == 0) {
         w->fair = FAIR_EVERY;
-        return take_global(w, e);
+        return take_global(w, e, 0);
     }
     return 0;
 }
@@ -505,8 +601,8 @@ static int pick_oldest(pp__worker_t *w, pp__entry_t *e)
  * the fair pick now and then. */
 static int next_local(pp__worker_t *w, pp__entry_t *e)
 {
-    return (load32(&w->pool->qhigh) > 0 && take_global(w, e)) || pick_oldest(w, e)
-           || pp__deque_pop(w->deque, e) || take_global(w, e);
+    return (load32(&w->pool->qhigh) > 0 && take_global(w, e, 0)) || pick_oldest(w, e)
+           || pp__deque_pop(w->deque, e) || take_global(w, e, 0);
 }
 
 /* A searching worker found work: if it was the last searcher and there is
@@ -617,7 +713,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         budget = load_state(pool) == STATE_RUNNING ? search_budget(w) : 0;
         polled = 0;
         for (i = 0; !held(pool); i++) {
-            if (take_global(w, e) || steal(w, e)) {
+            if (take_global(w, e, 1) || steal(w, e)) {
                 /* Work found by polling (not at the first look): it paid
                  * off, search longer next time (up to cfg.spin). Work
                  * found on a wake-up says nothing about polling, and
@@ -645,7 +741,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
             pp__budget_missed_search(&w->budget, budget, pool->min_spin, polled);
 
         pp__mutex_lock(pool->lock);
-        if (!held(pool) && take_global_locked(w, e)) {
+        if (!held(pool) && take_global_locked(w, e, 1)) {
             pp__mutex_unlock(pool->lock);
             found_work(w);
             return 1;
@@ -659,7 +755,7 @@ static int search(pp__worker_t *w, pp__entry_t *e)
              * so the last task's worker ends the drain for all. A worker
              * that misses a task starting now only leaves early: that
              * task's own worker stays to run whatever it submits. */
-            if (deques_busy(pool)) {
+            if (deques_busy(pool) || injected(pool)) {
                 pp__mutex_unlock(pool->lock);
                 continue;
             }
@@ -676,10 +772,13 @@ static int search(pp__worker_t *w, pp__entry_t *e)
         atomic_fetch_sub_explicit(&pool->nsearching, 1, memory_order_relaxed);
         atomic_thread_fence(memory_order_seq_cst);    /* F1: pairs with F2, F4, F5 */
         /* Paused (under the lock, so no resume is between): the tasks
-         * stay where they are, and pp__resume_locked() counts them. */
-        if (!held(pool) && deques_busy(pool)) {
-            /* A task came into a deque while we announced ourselves: take
-             * the announcement back and go after it. */
+         * stay where they are, and pp__resume_locked() counts them. The
+         * injector is looked at here, after F1, as the deques are: its
+         * pushes take no lock (models/sleepwake.pml, INJECTOR, whose
+         * mutant CHECK_FIRST looks only before, above). */
+        if (!held(pool) && (deques_busy(pool) || injected(pool))) {
+            /* A task came into a deque or the injector while we announced
+             * ourselves: take the announcement back and go after it. */
             set_nidle_locked(pool, n);
             atomic_fetch_add_explicit(&pool->nsearching, 1, memory_order_relaxed);
             pp__mutex_unlock(pool->lock);

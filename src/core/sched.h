@@ -14,6 +14,7 @@
 #include "debug.h"
 #include "deque.h"
 #include "histo.h"
+#include "inject.h"
 #include "prioq.h"
 #include "strand.h"
 #include "timer.h"
@@ -111,6 +112,13 @@ struct pp_pool_t {
                                      * has more to do after a task */
     pp__histo_t         *histo;     /* cfg.timing: queue wait and run time
                                      * per worker (2 * threads), else NULL */
+    /* The shared queue's NORMAL level, lock-free (inject.h): &inject in a
+     * pool without a queue_capacity, else NULL (a bounded queue's room
+     * is counted under the lock). The locked queue's NORMAL level then
+     * holds only what a cancel of a group, the priorities or a drain put
+     * there (take_global_locked, pp__pool_take_group), and what is there
+     * is older than anything in the injector. */
+    pp__inject_t        *inj;
 
     pp__mutex_t         *lock;      /* the queue lock: guards what follows */
     pp__prioq_t          queue;     /* the shared queue, by priority */
@@ -148,10 +156,16 @@ struct pp_pool_t {
 
     /* Written under the lock (so already serialised) but read without it. */
     pp__counter_t submitted, unparks;
-    pp__counter_t queued_peak;      /* the global queue's longest */
+    pp__counter_t queued_peak;      /* the global queue's longest: raised by
+                                     * pushers into the injector too, so
+                                     * pp__counter_raise_shared */
     pp__counter_t cancelled, expired;   /* added to by any thread (shared) */
     pp__counter_t strand_submitted;     /* likewise: tasks queued on strands */
     pp__counter_t timer_submitted;      /* likewise: timer ticks (timer.c) */
+    pp__counter_t inj_internal;         /* likewise: the library's own entries
+                                         * (strand turns, timer ticks) pushed
+                                         * into the injector, which counts
+                                         * every push */
     /* The timers (timer.c), made by the first pp_schedule() under the
      * lock; read without it by acquire. */
     _Atomic(pp__timers_t *) timers;
@@ -163,7 +177,8 @@ struct pp_pool_t {
     pp__mutex_t         *strand_lock;
 
     /* Read by everyone without the lock. nidle and qlen mirror the idle
-     * stack's depth and the global queue's length (written under the lock);
+     * stack's depth and the locked global queue's length (written under
+     * the lock; the injector's length is its own, global_len());
      * nsearching changes anywhere. Apart from the lock's line, so that
      * polling them does not fight the lock holder for it. */
     char pad1[CACHE_LINE];
@@ -188,6 +203,7 @@ struct pp_pool_t {
      * takes write. */
     _Atomic apr_uint32_t qhigh;
     char pad4[CACHE_LINE];
+    pp__inject_t         inject;    /* its head and tail on lines of their own */
 };
 
 
@@ -249,6 +265,27 @@ static inline void publish_qlen_locked(pp_pool_t *pool)
     if (pool->queue.more)
         atomic_store_explicit(&pool->qhigh, pp__queue_len(&pool->queue.more->high),
                               memory_order_relaxed);
+}
+
+/* How many tasks wait in the shared queue: the locked levels (as of
+ * their last change) and the injector. */
+static inline apr_uint64_t global_len(pp_pool_t *pool)
+{
+    return load32(&pool->qlen) + (pool->inj ? pp__inject_len(pool->inj) : 0);
+}
+
+/* Take the injector's oldest task into e, keeping the queue's longest
+ * (queued_peak) as the take saw it (inject.h): a take, not the push, looks,
+ * so that a submit reads nothing of the takers' line. */
+static inline int pop_injected(pp_pool_t *pool, pp__entry_t *e)
+{
+    apr_uint64_t seen;
+
+    if (!pp__inject_pop(pool->inj, e, &seen))
+        return 0;
+    if (seen)
+        pp__counter_raise_shared(&pool->queued_peak, seen + load32(&pool->qlen));
+    return 1;
 }
 
 /* sched.c */

@@ -49,21 +49,80 @@ static apr_status_t wait_room_locked(pp_pool_t *pool, apr_uint32_t n, apr_uint32
  * unparked under the lock, which is correct, only slower. */
 #define BATCH_WAKE_MAX 64
 
-/* Put n entries like e on the global queue at level (the i-th with
- * fns[i] and args[i] when fns is given), all or none, and wake an idle worker for
- * each of them that the searching workers cannot take: the queue's length
- * past the number searching, n at most. A lone submit to a pool with a
- * searcher wakes nobody; a burst wakes helpers as fast as it outruns them,
- * instead of one at a time behind the first searcher's wake-up. */
+/* After n tasks went into the shared queue (and, for a push into the
+ * injector, after F3): under the lock, wake an idle worker for each of
+ * them that the searching workers cannot take, or reserve a start. */
+static void wake_for_global(pp_pool_t *pool, apr_uint32_t n, int locked)
+{
+    pp__worker_t *wake[BATCH_WAKE_MAX], *start = NULL;
+    apr_uint32_t i, nwake;
+
+    if (!locked)
+        pp__mutex_lock(pool->lock);
+    nwake = pp__wake_for_global_locked(pool, n, wake, BATCH_WAKE_MAX, &start);
+    pp__mutex_unlock(pool->lock);
+    for (i = 0; i < nwake; i++)
+        pp__unpark(wake[i]->parker);
+    if (start)
+        pp__launch(pool, start);
+}
+
+/* One NORMAL entry into the injector, without the lock (PP_ESHUTDOWN
+ * once it is closed: the caller sees whether the locked queue takes it,
+ * as it does an own worker's in a drain). Then the rest of the sleep/wake
+ * handshake (models/sleepwake.pml, INJECTOR): read the workers to be had,
+ * nsearching and the queue's length, and take the lock only when a
+ * worker is owed. F3 is the push's seq_cst CAS with these seq_cst loads
+ * (a fence between would add nothing: C11 7.17.3, a seq_cst fence before
+ * the other side's load, F1 or F4, orders against them); on x86 they are
+ * plain loads, and with every worker awake (navail 0) a submit reads
+ * nothing else, not the takers' line. */
+static apr_status_t inject(pp_pool_t *pool, const pp__entry_t *e, apr_uint32_t flags)
+{
+    apr_status_t rv;
+
+    rv = pp__inject_push(pool->inj, e, NULL);
+    if (rv != APR_SUCCESS)
+        return rv;
+    if (flags & INTERNAL)    /* after the push: a stats read between sees one more queued */
+        pp__counter_add_shared(&pool->inj_internal, 1);
+    if (atomic_load_explicit(&pool->navail, memory_order_seq_cst) > 0
+        && global_len(pool) > atomic_load_explicit(&pool->nsearching, memory_order_seq_cst))
+        wake_for_global(pool, 1, 0);
+    return APR_SUCCESS;
+}
+
+/* Put n entries like e on the shared queue at level (the i-th with fns[i]
+ * and args[i] when fns is given), all or none, and wake an idle worker
+ * for each of them that the searching workers cannot take: the queue's
+ * length past the number searching, n at most. A lone submit to a pool
+ * with a searcher wakes nobody; a burst wakes helpers as fast as it
+ * outruns them, instead of one at a time behind the first searcher's
+ * wake-up. A single NORMAL entry goes into the injector without the
+ * lock; a batch goes there under the lock, where no shutdown can close
+ * it halfway (blocks for it made before, so that none is missing
+ * halfway either); what the injector does not take goes to the locked
+ * levels. */
 static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *e,
                             const pp_task_fn *fns, void *const *args, apr_uint32_t n,
                             apr_uint32_t flags, apr_time_t deadline)
 {
-    pp__worker_t *wake[BATCH_WAKE_MAX], *start = NULL;
-    apr_uint32_t i = 0, nwake = 0;
+    pp__inj_block_t *spare = NULL;
     pp__entry_t x = *e;
+    apr_uint32_t i = 0;
     apr_status_t rv;
+    int injected = 0;
 
+    if (pool->inj && level == PP__NORMAL) {
+        if (n == 1 && !fns) {
+            rv = inject(pool, e, flags);
+            if (rv != PP_ESHUTDOWN)
+                return rv;
+        }
+        else if (pp__inject_spares(&spare, n / PP__INJ_CAP + 2) != APR_SUCCESS) {
+            return APR_ENOMEM;
+        }
+    }
     /* A full queue is told without the lock, so that a PP_NOWAIT retry loop
      * does not queue for the lock that the workers need to empty it. The
      * length is as of the last change under the lock: a moment's view, as
@@ -73,31 +132,44 @@ static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *
         return load_state(pool) == STATE_RUNNING ? PP_EFULL : PP_ESHUTDOWN;
     pp__mutex_lock(pool->lock);
     rv = wait_room_locked(pool, n, flags, deadline);
-    if (rv != APR_SUCCESS)
-        goto out;
+    if (rv != APR_SUCCESS) {
+        pp__mutex_unlock(pool->lock);
+        pp__inject_free_spares(spare);
+        return rv;
+    }
+    /* The injector closes under this lock: open now, it stays open. */
+    injected = spare && !pp__inject_closed(pool->inj);
     for (i = 0; i < n; i++) {
         if (fns) {
             x.fn = fns[i];
             x.arg = args[i];
         }
+        if (injected) {
+            /* Out of spares only if other pushers' blocks came between
+             * ours: what is queued cannot be taken back, so wait for
+             * memory rather than fail halfway. */
+            while (pp__inject_push(pool->inj, &x, &spare) == APR_ENOMEM)
+                apr_thread_yield();
+            continue;
+        }
         rv = pp__prioq_push(&pool->queue, level, &x);
         if (rv != APR_SUCCESS) {
             pp__prioq_unpush(&pool->queue, level, i);    /* all or nothing */
-            goto out;
+            pp__mutex_unlock(pool->lock);
+            pp__inject_free_spares(spare);
+            return rv;
         }
     }
-    if (!(flags & INTERNAL))
-        pp__counter_add(&pool->submitted, n);
+    if (injected && (flags & INTERNAL))
+        pp__counter_add_shared(&pool->inj_internal, n);
+    else if (!injected && !(flags & INTERNAL))
+        pp__counter_add(&pool->submitted, n);    /* the injector counts its own */
     publish_qlen_locked(pool);
-    pp__counter_raise(&pool->queued_peak, pp__prioq_len(&pool->queue));    /* under the lock */
-    nwake = pp__wake_for_global_locked(pool, n, wake, BATCH_WAKE_MAX, &start);
-out:
-    pp__mutex_unlock(pool->lock);
-    for (i = 0; i < nwake; i++)
-        pp__unpark(wake[i]->parker);
-    if (start)
-        pp__launch(pool, start);
-    return rv;
+    if (!injected)    /* the injector's takes keep its part (pop_injected) */
+        pp__counter_raise_shared(&pool->queued_peak, pp__prioq_len(&pool->queue));
+    wake_for_global(pool, n, 1);    /* unlocks */
+    pp__inject_free_spares(spare);
+    return APR_SUCCESS;
 }
 
 apr_status_t pp__enqueue_internal(pp_pool_t *pool, unsigned level, const pp__entry_t *e)

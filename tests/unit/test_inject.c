@@ -15,6 +15,13 @@ static pp__entry_t entry(apr_uintptr_t i)
     return e;
 }
 
+static int pop(pp__inject_t *q, pp__entry_t *e)
+{
+    apr_uint64_t seen;
+
+    return pp__inject_pop(q, e, &seen);
+}
+
 /* Take up to max entries, checking that they come in order from out;
  * returns where the order got to. */
 static apr_uintptr_t take_in_order(pp__inject_t *q, apr_uintptr_t out, apr_uintptr_t max)
@@ -22,7 +29,7 @@ static apr_uintptr_t take_in_order(pp__inject_t *q, apr_uintptr_t out, apr_uintp
     pp__entry_t e;
     apr_uintptr_t i;
 
-    for (i = 0; i < max && pp__inject_pop(q, &e); i++, out++)
+    for (i = 0; i < max && pop(q, &e); i++, out++)
         T_EQ_AT(out, (apr_uintptr_t)e.arg, out);
     return out;
 }
@@ -36,7 +43,7 @@ static void test_inject_fifo_across_blocks(void)
     apr_uintptr_t in = 0, out = 0, round, i;
 
     T_OK_FATAL(pp__inject_init(&q));
-    CU_ASSERT_FALSE(pp__inject_pop(&q, &e));
+    CU_ASSERT_FALSE(pop(&q, &e));
     for (round = 1; round < 40; round++) {
         for (i = 0; i < round * 7; i++) {
             e = entry(in++);
@@ -47,9 +54,41 @@ static void test_inject_fifo_across_blocks(void)
     }
     T_EQ(pp__inject_pushed(&q), in);
     out = take_in_order(&q, out, (apr_uintptr_t)-1);
-    CU_ASSERT_FALSE(pp__inject_pop(&q, &e));
+    CU_ASSERT_FALSE(pop(&q, &e));
     T_EQ(out, in);
     T_EQ(pp__inject_len(&q), 0);
+    pp__inject_destroy(&q);
+}
+
+/* A take tells how many waited: every time while the head block is the
+ * last, and once a block (at its last slot) while more blocks follow. */
+static void test_inject_seen(void)
+{
+    pp__inject_t q;
+    pp__entry_t e;
+    apr_uint64_t seen, n = 3 * PP__INJ_CAP - 1, i, most = 0, looks = 0;
+
+    T_OK_FATAL(pp__inject_init(&q));
+    for (i = 0; i < n; i++) {
+        e = entry(i);
+        T_OK(pp__inject_push(&q, &e, NULL));
+    }
+    for (i = 0; i < n; i++) {
+        CU_ASSERT_TRUE_FATAL(pp__inject_pop(&q, &e, &seen));
+        if (seen) {
+            T_EQ_AT(i, seen, n - i);
+            looks++;
+        }
+        most = seen > most ? seen : most;
+    }
+    /* The first take looked (and marked the head: more blocks follow),
+     * then the last take of the first and of the second block; then
+     * every take of the third, which has no next (its last slot is
+     * free, so nobody installed a fourth). */
+    T_EQ(most, n);
+    T_EQ(looks, 2 + PP__INJ_CAP);
+    CU_ASSERT_FALSE(pp__inject_pop(&q, &e, &seen));
+    T_EQ(seen, 0);
     pp__inject_destroy(&q);
 }
 
@@ -111,6 +150,17 @@ static void test_inject_alloc_failure(void)
     out = take_in_order(&q, out, (apr_uintptr_t)-1);
     T_EQ(out, in);
 
+    /* A block the takes were done with serves the next push that needs
+     * one: no allocation, so the armed fault is not reached. */
+    pp__fault_arm(PP__FAULT_QUEUE_GROW, 1);
+    for (i = 0; i < PP__INJ_CAP; i++) {
+        e = entry(in++);
+        T_OK(pp__inject_push(&q, &e, NULL));
+    }
+    pp__fault_arm(PP__FAULT_QUEUE_GROW, 0);
+    out = take_in_order(&q, out, (apr_uintptr_t)-1);
+    T_EQ(out, in);
+
     pp__fault_arm(PP__FAULT_QUEUE_GROW, 2);
     T_STATUS(pp__inject_spares(&spare, 3), APR_ENOMEM);
     T_OK(pp__inject_spares(&spare, 3));
@@ -163,7 +213,7 @@ static void taker(void *arg)
     for (k = 0; k < RACE_PUSHERS; k++)
         last[k] = 0;
     for (;;) {
-        if (pp__inject_pop(&r->q, &e)) {
+        if (pop(&r->q, &e)) {
             v = (apr_uint32_t)(apr_uintptr_t)e.arg;
             apr_atomic_inc32(&r->hits[v]);
             apr_atomic_inc32(&r->taken);
@@ -174,7 +224,7 @@ static void taker(void *arg)
             last[k] = v % r->per + 1;
         }
         else if (apr_atomic_read32(&r->pushers_done) == RACE_PUSHERS) {
-            if (!pp__inject_pop(&r->q, &e))
+            if (!pop(&r->q, &e))
                 break;
             apr_atomic_inc32(&r->hits[(apr_uintptr_t)e.arg]);
             apr_atomic_inc32(&r->taken);
@@ -216,8 +266,9 @@ void t_register_inject(void)
     CU_pSuite s = CU_add_suite("inject", NULL, NULL);
 
     CU_add_test(s, "FIFO across blocks", test_inject_fifo_across_blocks);
+    CU_add_test(s, "a take tells how many waited", test_inject_seen);
     CU_add_test(s, "closed: pushes refused, contents still taken", test_inject_close);
-    CU_add_test(s, "a failed block allocation queues nothing; spares serve",
+    CU_add_test(s, "a failed block allocation queues nothing; cached blocks and spares serve",
                 test_inject_alloc_failure);
     CU_add_test(s, "pushers and takers race: each entry taken once, in order per pusher",
                 test_inject_race);
