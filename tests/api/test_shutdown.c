@@ -131,6 +131,92 @@ static void test_cancel_drops_and_releases(void)
     apr_pool_destroy(p);
 }
 
+/* Outside submitters racing a shutdown: each submit is refused with
+ * PP_ESHUTDOWN or accepted, and every accepted task runs (drain) or is
+ * reported and released (cancel): none is left queued with nobody to run
+ * it, which a push that looked at the state apart from its push could do
+ * (models/sleepwake.pml, INJECTOR, SHUT_THEN_PUSH). */
+#define RACERS 3
+
+typedef struct racer {
+    pp_pool_t *pool;
+    tally *t;
+    volatile apr_uint32_t accepted, other, late, stopped;
+} racer;
+
+static void race_submits(void *arg)
+{
+    racer *r = arg;
+    pp_task_t task = { .fn = tally_task, .release = tally_release, .name = "tallied" };
+    apr_status_t rv;
+
+    task.arg = r->t;
+    for (;;) {
+        /* Read before the submit: set, the shutdown had returned. */
+        apr_uint32_t stopped = apr_atomic_read32(&r->stopped);
+        rv = pp_submit_task(r->pool, &task, NULL, 0);
+        if (rv == PP_ESHUTDOWN)
+            break;
+        if (rv == APR_SUCCESS)
+            apr_atomic_inc32(&r->accepted);
+        else
+            apr_atomic_inc32(&r->other);
+        if (stopped) {    /* accepted by a pool that had shut down */
+            apr_atomic_inc32(&r->late);
+            break;
+        }
+    }
+}
+
+static void test_submitters_race_shutdown(void)
+{
+    apr_uint32_t round, rounds = t_scaled(40), i, accepted;
+    t_thread *th[RACERS];
+    pp_stats_t st;
+
+    for (round = 0; round < rounds; round++) {
+        apr_pool_t *p;
+        tally t;
+        racer r;
+        int how = round % 2 ? PP_CANCEL : PP_DRAIN;
+
+        memset(&t, 0, sizeof(t));
+        apr_pool_create(&p, t_root);
+        r.pool = tally_pool(p, &t, 2);
+        r.t = &t;
+        r.accepted = r.other = r.late = r.stopped = 0;
+        for (i = 0; i < RACERS; i++)
+            th[i] = t_spawn(race_submits, &r);
+        /* Let the queue fill a little, then shut down in mid-stream. */
+        while (apr_atomic_read32(&r.accepted) < 2000 + 500 * (round % 7))
+            apr_thread_yield();
+        /* Bounded: a pool that kept taking tasks would keep a drain
+         * going for as long as the submitters outpace its workers. */
+        T_OK(pp_pool_shutdown(r.pool, how, apr_time_from_sec(20)));
+        apr_atomic_set32(&r.stopped, 1);
+        for (i = 0; i < RACERS; i++)
+            t_join(th[i]);
+        if (r.late) {
+            pp_pool_shutdown(r.pool, PP_CANCEL, -1);
+            T_EQ(r.late, 0);
+            apr_pool_destroy(p);
+            return;
+        }
+        accepted = r.accepted;
+        T_EQ(r.other, 0);
+        T_EQ(t.released, accepted);
+        T_EQ(t.ran + t.cancelled_reports, accepted);
+        T_EQ(t.other_reports, 0);
+        if (how == PP_DRAIN)
+            T_EQ(t.ran, accepted);
+        pp_pool_stats(r.pool, &st);
+        T_EQ(st.submitted, accepted);
+        T_EQ(st.queued, 0);
+        t_assert_accounted(r.pool);
+        apr_pool_destroy(p);
+    }
+}
+
 static void test_timeout_then_repeat(void)
 {
     apr_pool_t *p;
@@ -353,6 +439,8 @@ void t_register_shutdown(void)
 
     CU_add_test(s, "drain with 100,000 queued runs them all", test_drain_runs_everything);
     CU_add_test(s, "cancel with 100,000 queued drops and releases each", test_cancel_drops_and_releases);
+    CU_add_test(s, "outside submitters racing a drain or a cancel: none lost",
+                test_submitters_race_shutdown);
     CU_add_test(s, "timeout while a task blocks, then again", test_timeout_then_repeat);
     CU_add_test(s, "submit after shutdown; shutdown twice", test_submit_after_shutdown_and_twice);
     CU_add_test(s, "destroying the parent pool drains and joins", test_parent_pool_destruction_drains);
