@@ -69,20 +69,20 @@
  * while a worker retires (gone from the first, not yet in the second),
  * which the C code once did.
  *
- * INJECTOR is the protocol a lock-free global queue must keep (issue 17;
- * docs/design.md, "A lock-free injector"): the C code does not have it
- * yet, its queue is behind the lock. Submitters push and workers take
- * without the lock; a push and the look at whether the queue is closed
- * are one atomic step (the shutdown closes it under the lock); a worker
- * going idle looks at the global queue after its announcement, as it
- * does at the deques; a worker not counted as searching takes one task
- * and no batch. Its mutants: CHECK_FIRST looks at the global queue only
- * before the announcement, under the lock, as the locked queue allows
- * (the classic lost wakeup again); SHUT_THEN_PUSH reads shut and pushes
- * in two steps, and the drain ends between them with the task queued;
- * UNCOUNTED_BATCH lets that first look move a batch into its deque, and
- * an idle-goer that scanned the deques before the move and reads the
- * queue after it misses the task, which waits behind a blocked one.
+ * INJECTOR is the protocol of the lock-free global queue (issue 17;
+ * src/core/inject.c, docs/design.md, "The injector"). Submitters push and
+ * workers take without the lock; a push and the look at whether the
+ * queue is closed are one atomic step (the shutdown closes it under the
+ * lock); a worker going idle looks at the global queue after its
+ * announcement, as it does at the deques; a worker not counted as
+ * searching that moves a batch into its deque makes a nested submit's
+ * handshake after it. Its mutants: CHECK_FIRST looks at the global queue
+ * only before the announcement, under the lock, as the locked queue
+ * allows (the classic lost wakeup again); SHUT_THEN_PUSH reads shut and
+ * pushes in two steps, and the drain ends between them with the task
+ * queued; UNCOUNTED_BATCH moves that batch with no handshake, and an
+ * idle-goer that scanned the deques before the move and reads the queue
+ * after it misses the task, which waits behind a blocked one.
  */
 #ifndef W
 #define W 2

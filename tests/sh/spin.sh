@@ -88,14 +88,14 @@ check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=0 -DNO_LEAVE_
 check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DRETIRE_WHEN_POPPED -DNO_DRAIN
 check sleepwake.pml rejected -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DSPLIT_AVAIL -DNO_DRAIN
 
-# The lock-free injector's protocol (docs/design.md; the C code's global
-# queue is still behind the lock), fixed and elastic.
+# The lock-free injector's protocol (src/core/inject.c, docs/design.md),
+# fixed and elastic.
 check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DINJECTOR
 check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=3 -DSPURIOUS=0 -DINJECTOR
 check sleepwake.pml verified -DW=2 -DS=1 -DT=1 -DNEST=1 -DSPURIOUS=1 -DELASTIC -DINJECTOR
 if [ "${PP_SPIN_FULL:-0}" = 1 ]; then
     # Two submitters; two tasks each from a submitter and a task (each
-    # about 1.5 minutes and 3 GB).
+    # about 2 minutes and 3.2 GB).
     check sleepwake.pml verified -DW=2 -DS=2 -DT=1 -DNEST=0 -DSPURIOUS=0 -DINJECTOR
     check sleepwake.pml verified -DW=2 -DS=1 -DT=2 -DNEST=2 -DSPURIOUS=1 -DINJECTOR
 fi
