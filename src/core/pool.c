@@ -99,29 +99,6 @@ static void leave(pp_pool_t *pool)
     pp__pool_leave_locked(pool);
 }
 
-/* Called with the lock held: move what is in the injector into the
- * locked NORMAL level, behind what is there (which is older), so that a
- * group's tasks can be taken out of the middle. Tasks pushed meanwhile
- * stay in the injector: those of a cancelled group are dropped by
- * whoever takes them. APR_ENOMEM: nothing moved. */
-static apr_status_t injected_to_locked(pp_pool_t *pool)
-{
-    apr_uint64_t n = pool->inj ? pp__inject_len(pool->inj) : 0;
-    pp__entry_t e;
-    apr_status_t rv;
-
-    ASSERT_LOCKED(pool);
-    if (n == 0)
-        return APR_SUCCESS;
-    if (n > PP__MAX_CAPACITY)
-        return APR_ENOMEM;
-    rv = pp__queue_reserve(&pool->queue.normal, (apr_uint32_t)n);
-    while (rv == APR_SUCCESS && n-- > 0 && pop_injected(pool, &e))
-        pp__queue_push(&pool->queue.normal, &e);    /* room reserved */
-    publish_qlen_locked(pool);
-    return rv;
-}
-
 apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
                                  pp__queue_t *out)
 {
@@ -129,7 +106,10 @@ apr_status_t pp__pool_take_group(pp_pool_t *pool, const pp_group_t *g,
 
     pp__mutex_lock(pool->lock);
     pool->inside++;    /* until pp__pool_drop(): the pool must stay */
-    rv = injected_to_locked(pool);
+    /* A group's tasks are taken out of the middle of a ring: the
+     * injector's come over first (those pushed meanwhile are dropped by
+     * whoever takes them: the group is cancelled). */
+    rv = pp__inject_to_locked(pool, PP__MAX_CAPACITY);
     if (rv == APR_SUCCESS)
         rv = pp__prioq_take_group(&pool->queue, g, out);
     if (rv == APR_SUCCESS)

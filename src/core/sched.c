@@ -450,20 +450,21 @@ static int take_injected(pp__worker_t *w, pp__entry_t *e, int mode)
     return 1;
 }
 
-/* Called with the lock held: move the injector's oldest tasks (up to
- * GLOBAL_BATCH) into the locked NORMAL level, which is empty, so that
- * the priorities' choice sees them. They stay the oldest NORMAL tasks. */
-static void refill_locked(pp_pool_t *pool)
+apr_status_t pp__inject_to_locked(pp_pool_t *pool, apr_uint32_t max)
 {
-    pp__queue_t *normal = &pool->queue.normal;
-    pp__entry_t x;
-    apr_uint32_t k;
+    apr_uint64_t len = pool->inj ? pp__inject_len(pool->inj) : 0;
+    apr_uint32_t n = len < max ? (apr_uint32_t)len : max;
+    apr_status_t rv;
+    pp__entry_t e;
 
     ASSERT_LOCKED(pool);
-    if (pp__queue_reserve(normal, GLOBAL_BATCH) != APR_SUCCESS)
-        return;    /* the priorities then see no NORMAL task for now */
-    for (k = 0; k < GLOBAL_BATCH && pop_injected(pool, &x); k++)
-        pp__queue_push(normal, &x);    /* room reserved: cannot fail */
+    if (n == 0)
+        return APR_SUCCESS;
+    rv = pp__queue_reserve(&pool->queue.normal, n);
+    while (rv == APR_SUCCESS && n-- > 0 && pop_injected(pool, &e))
+        pp__queue_push(&pool->queue.normal, &e);    /* room reserved: cannot fail */
+    publish_qlen_locked(pool);
+    return rv;
 }
 
 /* Called with the lock held: take the shared queue's next task into e
@@ -471,11 +472,8 @@ static void refill_locked(pp_pool_t *pool)
  * more into w's deque (from the injector only for a searcher: under the
  * lock no handshake can follow; take_injected). Not LOW ones: in the
  * deque they would run before NORMAL tasks queued later. A bounded queue
- * moves nothing: its capacity is a promise about how much may wait. With
- * the injector, the locked levels go first (what waits in the locked
- * NORMAL level is older than what is in the injector); when a HIGH or LOW
- * level is in use, the injector's oldest come over into the locked
- * NORMAL level for the choice between levels. */
+ * moves nothing: its capacity is a promise about how much may wait. The
+ * locked levels go first; the injector is looked at when they are empty. */
 static int take_global_locked(pp__worker_t *w, pp__entry_t *e, int searching)
 {
     pp_pool_t *pool = w->pool;
@@ -486,8 +484,10 @@ static int take_global_locked(pp__worker_t *w, pp__entry_t *e, int searching)
 
     ASSERT_LOCKED(pool);
 
-    if (q->more && pool->inj && pp__queue_len(&q->normal) == 0 && injected(pool))
-        refill_locked(pool);
+    /* Priorities in use: NORMAL submits come here, but a few may have
+     * gone into the injector as the first HIGH or LOW came (submit.c). */
+    if (q->more && injected(pool))
+        pp__inject_to_locked(pool, GLOBAL_BATCH);
     len = pp__queue_len(&q->normal);
     if (pool->cfg.queue_capacity == 0 && pp__prioq_level_len(q, PP__HIGH) == 0)
         n = batch_size(w, len);

@@ -114,11 +114,13 @@ struct pp_pool_t {
                                      * per worker (2 * threads), else NULL */
     /* The shared queue's NORMAL level, lock-free (inject.h): &inject in a
      * pool without a queue_capacity, else NULL (a bounded queue's room
-     * is counted under the lock). The locked queue's NORMAL level then
-     * holds only what a cancel of a group, the priorities or a drain put
-     * there (take_global_locked, pp__pool_take_group), and what is there
-     * is older than anything in the injector. */
+     * is counted under the lock). Until the pool's first HIGH or LOW
+     * submit: from then on (prio_used) NORMAL is locked too, since the
+     * choice between levels is made under the lock. The locked NORMAL
+     * level of an injecting pool holds only what a group's cancel or a
+     * drain put there, which is older than what is in the injector. */
     pp__inject_t        *inj;
+    _Atomic apr_uint32_t prio_used;    /* set under the lock, once */
 
     pp__mutex_t         *lock;      /* the queue lock: guards what follows */
     pp__prioq_t          queue;     /* the shared queue, by priority */
@@ -382,6 +384,11 @@ apr_status_t pp__launch(pp_pool_t *pool, pp__worker_t *w);
 /** Start the pool's first workers one by one, i = 0, 1, ... (each goes
  *  idle at once). */
 apr_status_t pp__start_first(pp_pool_t *pool, apr_uint32_t i);
+
+/** Called with the lock held: move up to max of the injector's oldest
+ *  tasks into the locked NORMAL level, behind what waits there (a group's
+ *  cancel, the priorities' first use). APR_ENOMEM: none moved. */
+apr_status_t pp__inject_to_locked(pp_pool_t *pool, apr_uint32_t max);
 
 /** Called with the lock held by an idle worker w that has no work: may it
  *  leave? Yes above min_threads (when expired is set: its idle_timeout

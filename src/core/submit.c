@@ -113,7 +113,7 @@ static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *
     apr_status_t rv;
     int injected = 0;
 
-    if (pool->inj && level == PP__NORMAL) {
+    if (pool->inj && level == PP__NORMAL && !load32(&pool->prio_used)) {
         if (n == 1 && !fns) {
             rv = inject(pool, e, flags);
             if (rv != PP_ESHUTDOWN)
@@ -138,7 +138,21 @@ static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *
         return rv;
     }
     /* The injector closes under this lock: open now, it stays open. */
-    injected = spare && !pp__inject_closed(pool->inj);
+    injected = spare && !pp__inject_closed(pool->inj) && !load32(&pool->prio_used);
+    if (level != PP__NORMAL && pool->inj && !load32(&pool->prio_used)) {
+        /* The first HIGH or LOW: the choice between levels is made under
+         * the lock, so NORMAL moves behind it too, the injector's tasks
+         * first (they are the older). Submits that read prio_used before
+         * this may still go into the injector: takes under the lock move
+         * them over (take_global_locked). */
+        rv = pp__inject_to_locked(pool, PP__MAX_CAPACITY);
+        if (rv != APR_SUCCESS) {
+            pp__mutex_unlock(pool->lock);
+            pp__inject_free_spares(spare);
+            return rv;
+        }
+        atomic_store_explicit(&pool->prio_used, 1, memory_order_relaxed);
+    }
     for (i = 0; i < n; i++) {
         if (fns) {
             x.fn = fns[i];

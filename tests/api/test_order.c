@@ -90,6 +90,42 @@ static void test_priority_order(void)
     apr_pool_destroy(p);
 }
 
+/* NORMAL tasks queued before a pool's first HIGH one (which waited
+ * without the lock, in the injector) still run before the NORMAL ones
+ * queued after it (which wait behind the lock with it): HIGH, then every
+ * NORMAL in submission order. */
+static void test_priority_first_use_keeps_order(void)
+{
+    apr_pool_t *p;
+    pp_pool_t *pool;
+    pp_group_t *g;
+    t_gate gate;
+    run_log log;
+    logged l[21];
+    apr_uint32_t i;
+
+    apr_pool_create(&p, t_root);
+    memset(&log, 0, sizeof(log));
+    pool = held_pool(p, &gate);
+    T_OK(pp_group_create(&g, p));
+    for (i = 0; i < 21; i++) {
+        pp_task_t t = task_of(log_task, &l[i], i == 10 ? PP_PRIO_HIGH : PP_PRIO_NORMAL);
+        l[i].log = &log;
+        l[i].tag = i;
+        T_OK(pp_submit_task(pool, &t, g, 0));
+    }
+    t_gate_open(&gate);
+    T_OK(pp_group_wait(g, apr_time_from_sec(30)));
+    T_EQ_FATAL(log.n, 21);
+    T_EQ(log.tag[0], 10);
+    for (i = 1; i < 21; i++)
+        T_EQ_AT(i, log.tag[i], i <= 10 ? i - 1 : i);
+    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
+    t_assert_accounted(pool);
+    pp_pool_destroy(pool);
+    apr_pool_destroy(p);
+}
+
 /* Under a flood of HIGH tasks a LOW one waits for PP_PRIO_PASS of them,
  * no more. */
 static void test_priority_no_starving(void)
@@ -636,6 +672,8 @@ void t_register_order(void)
     CU_pSuite s = CU_add_suite("order", NULL, NULL);
 
     CU_add_test(s, "priorities: HIGH, NORMAL, LOW, each in order", test_priority_order);
+    CU_add_test(s, "priorities: NORMAL keeps its order across the first HIGH",
+                test_priority_first_use_keeps_order);
     CU_add_test(s, "priorities: LOW waits for PP_PRIO_PASS HIGH tasks, no more",
                 test_priority_no_starving);
     CU_add_test(s, "priorities: a task's own submits", test_priority_nested);
