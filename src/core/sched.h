@@ -158,8 +158,9 @@ struct pp_pool_t {
 
     /* Written under the lock (so already serialised) but read without it. */
     pp__counter_t submitted, unparks;
-    pp__counter_t queued_peak;      /* the global queue's longest: raised by
-                                     * pushers into the injector too, so
+    pp__counter_t queued_peak;      /* the global queue's longest: raised
+                                     * by the injector's takers too
+                                     * (pop_injected), so with
                                      * pp__counter_raise_shared */
     pp__counter_t cancelled, expired;   /* added to by any thread (shared) */
     pp__counter_t strand_submitted;     /* likewise: tasks queued on strands */
@@ -308,6 +309,11 @@ apr_uint32_t pp__wake_for_global_locked(pp_pool_t *pool, apr_uint32_t n,
                                         pp__worker_t **wake, apr_uint32_t max,
                                         pp__worker_t **start);
 
+/** Called with the lock held: move up to max of the injector's oldest
+ *  tasks into the locked NORMAL level, behind what waits there (a group's
+ *  cancel, the priorities' first use). APR_ENOMEM: none moved. */
+apr_status_t pp__inject_to_locked(pp_pool_t *pool, apr_uint32_t max);
+
 /** Wake one idle worker, unless one is searching by the time we hold the
  *  lock (it will find the work: it looks again before it sleeps) or the
  *  pool is paused. */
@@ -384,11 +390,6 @@ apr_status_t pp__launch(pp_pool_t *pool, pp__worker_t *w);
 /** Start the pool's first workers one by one, i = 0, 1, ... (each goes
  *  idle at once). */
 apr_status_t pp__start_first(pp_pool_t *pool, apr_uint32_t i);
-
-/** Called with the lock held: move up to max of the injector's oldest
- *  tasks into the locked NORMAL level, behind what waits there (a group's
- *  cancel, the priorities' first use). APR_ENOMEM: none moved. */
-apr_status_t pp__inject_to_locked(pp_pool_t *pool, apr_uint32_t max);
 
 /** Called with the lock held by an idle worker w that has no work: may it
  *  leave? Yes above min_threads (when expired is set: its idle_timeout
