@@ -515,8 +515,12 @@ static int take_global(pp__worker_t *w, pp__entry_t *e, int searching)
     pp_pool_t *pool = w->pool;
     int got;
 
+    /* Not in a shutdown: there a worker that found nothing else may have
+     * left (one that misses a task just taken leaves early, see search()),
+     * and the handshake after a batch would start another in its slot. */
     if (load32(&pool->qlen) == 0)
-        return pool->inj && take_injected(w, e, searching ? SEARCHER : OWN);
+        return pool->inj && take_injected(w, e, searching ? SEARCHER
+                                                : load_state(pool) == STATE_RUNNING ? OWN : ONE);
     pp__mutex_lock(pool->lock);
     got = take_global_locked(w, e, searching);
     pp__mutex_unlock(pool->lock);
