@@ -55,39 +55,59 @@ static pp_pool_t *held_pool(apr_pool_t *p, t_gate *gate)
 
 static const int prio_of[3] = { PP_PRIO_LOW, PP_PRIO_NORMAL, PP_PRIO_HIGH };
 
-/* A mixed backlog behind a held worker runs HIGH, then NORMAL, then LOW,
- * each level in submission order. */
-static void test_priority_order(void)
+/* n tasks tagged 0 to n-1, the i-th at priority prio(i), queued behind a
+ * held worker and then run: the order they ran in is in log. */
+static void run_behind_gate(run_log *log, logged *l, apr_uint32_t n,
+                            int (*prio)(apr_uint32_t i))
 {
     apr_pool_t *p;
     pp_pool_t *pool;
     pp_group_t *g;
     t_gate gate;
-    run_log log;
-    logged l[30];
-    apr_uint32_t i, k = 0;
-    int level;
+    apr_uint32_t i;
 
     apr_pool_create(&p, t_root);
-    memset(&log, 0, sizeof(log));
+    memset(log, 0, sizeof(*log));
     pool = held_pool(p, &gate);
     T_OK(pp_group_create(&g, p));
-    for (i = 0; i < 30; i++) {
-        pp_task_t t = task_of(log_task, &l[i], prio_of[i % 3]);
-        l[i].log = &log;
+    for (i = 0; i < n; i++) {
+        pp_task_t t = task_of(log_task, &l[i], prio(i));
+        l[i].log = log;
         l[i].tag = i;
         T_OK(pp_submit_task(pool, &t, g, 0));
     }
     t_gate_open(&gate);
     T_OK(pp_group_wait(g, apr_time_from_sec(30)));
-    T_EQ_FATAL(log.n, 30);
-    for (level = 2; level >= 0; level--)
-        for (i = (apr_uint32_t)level; i < 30; i += 3, k++)
-            T_EQ_AT(k, log.tag[k], i);
     T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
     t_assert_accounted(pool);
     pp_pool_destroy(pool);
     apr_pool_destroy(p);
+}
+
+static int prio_mixed(apr_uint32_t i)
+{
+    return prio_of[i % 3];
+}
+
+/* A mixed backlog behind a held worker runs HIGH, then NORMAL, then LOW,
+ * each level in submission order. */
+static void test_priority_order(void)
+{
+    run_log log;
+    logged l[30];
+    apr_uint32_t i, k = 0;
+    int level;
+
+    run_behind_gate(&log, l, 30, prio_mixed);
+    T_EQ_FATAL(log.n, 30);
+    for (level = 2; level >= 0; level--)
+        for (i = (apr_uint32_t)level; i < 30; i += 3, k++)
+            T_EQ_AT(k, log.tag[k], i);
+}
+
+static int prio_high_at_10(apr_uint32_t i)
+{
+    return i == 10 ? PP_PRIO_HIGH : PP_PRIO_NORMAL;
 }
 
 /* NORMAL tasks queued before a pool's first HIGH one (which waited
@@ -96,66 +116,35 @@ static void test_priority_order(void)
  * NORMAL in submission order. */
 static void test_priority_first_use_keeps_order(void)
 {
-    apr_pool_t *p;
-    pp_pool_t *pool;
-    pp_group_t *g;
-    t_gate gate;
     run_log log;
     logged l[21];
     apr_uint32_t i;
 
-    apr_pool_create(&p, t_root);
-    memset(&log, 0, sizeof(log));
-    pool = held_pool(p, &gate);
-    T_OK(pp_group_create(&g, p));
-    for (i = 0; i < 21; i++) {
-        pp_task_t t = task_of(log_task, &l[i], i == 10 ? PP_PRIO_HIGH : PP_PRIO_NORMAL);
-        l[i].log = &log;
-        l[i].tag = i;
-        T_OK(pp_submit_task(pool, &t, g, 0));
-    }
-    t_gate_open(&gate);
-    T_OK(pp_group_wait(g, apr_time_from_sec(30)));
+    run_behind_gate(&log, l, 21, prio_high_at_10);
     T_EQ_FATAL(log.n, 21);
     T_EQ(log.tag[0], 10);
     for (i = 1; i < 21; i++)
         T_EQ_AT(i, log.tag[i], i <= 10 ? i - 1 : i);
-    T_OK(pp_pool_shutdown(pool, PP_DRAIN, -1));
-    t_assert_accounted(pool);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
+}
+
+static int prio_low_first(apr_uint32_t i)
+{
+    return i == 0 ? PP_PRIO_LOW : PP_PRIO_HIGH;
 }
 
 /* Under a flood of HIGH tasks a LOW one waits for PP_PRIO_PASS of them,
  * no more. */
 static void test_priority_no_starving(void)
 {
-    apr_pool_t *p;
-    pp_pool_t *pool;
-    pp_group_t *g;
-    t_gate gate;
     run_log log;
     logged l[201];
     apr_uint32_t i;
 
-    apr_pool_create(&p, t_root);
-    memset(&log, 0, sizeof(log));
-    pool = held_pool(p, &gate);
-    T_OK(pp_group_create(&g, p));
-    for (i = 0; i < 201; i++) {
-        pp_task_t t = task_of(log_task, &l[i], i == 0 ? PP_PRIO_LOW : PP_PRIO_HIGH);
-        l[i].log = &log;
-        l[i].tag = i;
-        T_OK(pp_submit_task(pool, &t, g, 0));
-    }
-    t_gate_open(&gate);
-    T_OK(pp_group_wait(g, apr_time_from_sec(30)));
+    run_behind_gate(&log, l, 201, prio_low_first);
     T_EQ_FATAL(log.n, 201);
     for (i = 0; i < PP_PRIO_PASS; i++)
         T_EQ_AT(i, log.tag[i], i + 1);
     T_EQ(log.tag[PP_PRIO_PASS], 0);
-    pp_pool_destroy(pool);
-    apr_pool_destroy(p);
 }
 
 /* A task's own submits: HIGH and LOW go to the shared queue at their
