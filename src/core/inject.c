@@ -31,6 +31,17 @@ static void backoff(apr_uint32_t *k)
         apr_thread_yield();
 }
 
+/* An end's index, then its block: the block is stored before the index
+ * moves past a lap's end, so the block read after is the index's or a
+ * later one (whose claim then fails: the index has moved on). */
+static apr_uint64_t load_end(pp__inj_end_t *end, pp__inj_block_t **block)
+{
+    apr_uint64_t index = atomic_load_explicit(&end->index, memory_order_acquire);
+
+    *block = atomic_load_explicit(&end->block, memory_order_acquire);
+    return index;
+}
+
 static apr_uint32_t offset_of(apr_uint64_t index)
 {
     return (apr_uint32_t)((index >> PP__INJ_SHIFT) % PP__INJ_LAP);
@@ -149,9 +160,8 @@ void pp__inject_close(pp__inject_t *q)
 
 apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_block_t **spare)
 {
-    apr_uint64_t tail = atomic_load_explicit(&q->tail.index, memory_order_acquire);
-    pp__inj_block_t *block = atomic_load_explicit(&q->tail.block, memory_order_acquire);
-    pp__inj_block_t *next = NULL;
+    pp__inj_block_t *block, *next = NULL;
+    apr_uint64_t tail = load_end(&q->tail, &block);
     pp__inj_slot_t *slot;
     apr_uint32_t offset, k = 0;
 
@@ -163,8 +173,7 @@ apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_bloc
         offset = offset_of(tail);
         if (offset == PP__INJ_CAP) {    /* the next block is on its way */
             backoff(&k);
-            tail = atomic_load_explicit(&q->tail.index, memory_order_acquire);
-            block = atomic_load_explicit(&q->tail.block, memory_order_acquire);
+            tail = load_end(&q->tail, &block);
             continue;
         }
         /* The block's last slot: its claimer installs the next block, so
@@ -211,9 +220,8 @@ static void block_destroy(pp__inject_t *q, pp__inj_block_t *b, apr_uint32_t star
 
 int pp__inject_pop(pp__inject_t *q, pp__entry_t *e, apr_uint64_t *seen)
 {
-    apr_uint64_t head = atomic_load_explicit(&q->head.index, memory_order_acquire);
-    pp__inj_block_t *block = atomic_load_explicit(&q->head.block, memory_order_acquire), *next;
-    apr_uint64_t new_head, tail, index;
+    pp__inj_block_t *block, *next;
+    apr_uint64_t head = load_end(&q->head, &block), new_head, tail, index;
     pp__inj_slot_t *slot;
     apr_uint32_t offset, k = 0;
 
@@ -222,8 +230,7 @@ int pp__inject_pop(pp__inject_t *q, pp__entry_t *e, apr_uint64_t *seen)
         offset = offset_of(head);
         if (offset == PP__INJ_CAP) {    /* the next block is on its way */
             backoff(&k);
-            head = atomic_load_explicit(&q->head.index, memory_order_acquire);
-            block = atomic_load_explicit(&q->head.block, memory_order_acquire);
+            head = load_end(&q->head, &block);
             continue;
         }
         new_head = head + STEP;
