@@ -47,12 +47,26 @@ static apr_uint32_t offset_of(apr_uint64_t index)
     return (apr_uint32_t)((index >> PP__INJ_SHIFT) % PP__INJ_LAP);
 }
 
-/* A zeroed block: a spare's, the cached one, or a new one. The cache's
- * exchanges are acq_rel: the takers' last touches of a block (block_free)
- * come before its reuse here. */
-static pp__inj_block_t *block_new(pp__inject_t *q, pp__inj_block_t **spare)
+_Static_assert(sizeof(pp__inj_block_t) <= PP__SLAB_PIECE, "a block fits a slab's piece");
+
+/* Back where it came from. */
+static void block_release(pp__inject_t *q, pp__inj_block_t *b)
+{
+    if (b && b->slab)
+        pp__slab_put(&q->slabs, b->slab);
+    else
+        free(b);
+}
+
+/* A zeroed block: a spare's, the cached one, or a new one, from a slab
+ * when the queue is deep (from malloc when the OS has no region). The
+ * cache's exchanges are acq_rel: the takers' last touches of a block
+ * (block_free) come before its reuse here. A reused block keeps its
+ * slab. */
+static pp__inj_block_t *block_new(pp__inject_t *q, pp__inj_block_t **spare, int deep)
 {
     pp__inj_block_t *b;
+    pp__slab_t *slab;
     apr_uint32_t i;
 
     if (spare && *spare) {
@@ -62,6 +76,12 @@ static pp__inj_block_t *block_new(pp__inject_t *q, pp__inj_block_t **spare)
         return b;
     }
     b = atomic_exchange_explicit(&q->cache, NULL, memory_order_acq_rel);
+    /* A shallow queue reuses no slab's block: that block would keep its
+     * whole region from going back. */
+    if (b && b->slab && !deep) {
+        block_release(q, b);
+        b = NULL;
+    }
     if (b) {
         atomic_store_explicit(&b->next, NULL, memory_order_relaxed);
         for (i = 0; i < PP__INJ_CAP; i++)
@@ -70,13 +90,21 @@ static pp__inj_block_t *block_new(pp__inject_t *q, pp__inj_block_t **spare)
     }
     if (pp__fault_hit(PP__FAULT_QUEUE_GROW))
         return NULL;
+    if (deep && (b = pp__slabs_get(&q->slabs, &slab))) {
+        b->slab = slab;
+        return b;
+    }
+    /* Shallow again: the region being carved goes once its blocks are
+     * back, rather than holding its 2 MiB until the next spike. */
+    if (!deep && pp__slabs_live(&q->slabs))
+        pp__slabs_retire(&q->slabs);
     return calloc(1, sizeof(*b));
 }
 
 /* A block nobody uses any more: into the cache, and what was there out. */
 static void block_free(pp__inject_t *q, pp__inj_block_t *b)
 {
-    free(atomic_exchange_explicit(&q->cache, b, memory_order_acq_rel));
+    block_release(q, atomic_exchange_explicit(&q->cache, b, memory_order_acq_rel));
 }
 
 /* A block made for a push that did not need it after all. */
@@ -99,7 +127,10 @@ apr_status_t pp__inject_spares(pp__inj_block_t **spare, apr_uint32_t n)
 
     while (n-- > 0) {
         if (pp__fault_hit(PP__FAULT_QUEUE_GROW) || !(b = calloc(1, sizeof(*b)))) {
-            pp__inject_free_spares(list);
+            while ((b = list)) {    /* all from calloc */
+                list = atomic_load_explicit(&b->next, memory_order_relaxed);
+                free(b);
+            }
             return APR_ENOMEM;
         }
         atomic_store_explicit(&b->next, list, memory_order_relaxed);
@@ -109,11 +140,11 @@ apr_status_t pp__inject_spares(pp__inj_block_t **spare, apr_uint32_t n)
     return APR_SUCCESS;
 }
 
-void pp__inject_free_spares(pp__inj_block_t *spare)
+void pp__inject_free_spares(pp__inject_t *q, pp__inj_block_t *spare)
 {
     while (spare) {
         pp__inj_block_t *next = atomic_load_explicit(&spare->next, memory_order_relaxed);
-        free(spare);
+        block_release(q, spare);
         spare = next;
     }
 }
@@ -129,6 +160,7 @@ apr_status_t pp__inject_init(pp__inject_t *q)
     atomic_init(&q->tail.index, 0);
     atomic_init(&q->tail.block, b);
     atomic_init(&q->cache, NULL);
+    pp__slabs_init(&q->slabs);
     return APR_SUCCESS;
 }
 
@@ -142,13 +174,14 @@ void pp__inject_destroy(pp__inject_t *q)
     for (; head != tail; head += STEP) {
         if (offset_of(head) == PP__INJ_CAP) {
             next = atomic_load_explicit(&b->next, memory_order_relaxed);
-            free(b);
+            block_release(q, b);
             b = next;
         }
     }
-    free(b);
-    free(atomic_load_explicit(&q->cache, memory_order_relaxed));
+    block_release(q, b);
+    block_release(q, atomic_load_explicit(&q->cache, memory_order_relaxed));
     atomic_store_explicit(&q->cache, NULL, memory_order_relaxed);
+    pp__slabs_retire(&q->slabs);
     atomic_store_explicit(&q->head.block, NULL, memory_order_relaxed);
     atomic_store_explicit(&q->tail.block, NULL, memory_order_relaxed);
 }
@@ -156,6 +189,16 @@ void pp__inject_destroy(pp__inject_t *q)
 void pp__inject_close(pp__inject_t *q)
 {
     atomic_fetch_or_explicit(&q->tail.index, PP__INJ_MARK, memory_order_seq_cst);
+}
+
+/* Whether the queue is PP__INJ_DEEP long at this tail: a look at the
+ * takers' line once a block, by the pusher that will install the next. */
+static int is_deep(pp__inject_t *q, apr_uint64_t tail)
+{
+    apr_uint64_t t = pp__inj_count(tail);
+    apr_uint64_t h = pp__inj_count(atomic_load_explicit(&q->head.index, memory_order_relaxed));
+
+    return t > h && t - h >= PP__INJ_DEEP;    /* the head may be ahead of a stale tail */
 }
 
 apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_block_t **spare)
@@ -178,7 +221,8 @@ apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_bloc
         }
         /* The block's last slot: its claimer installs the next block, so
          * make that before claiming (a failure then queues nothing). */
-        if (offset + 1 == PP__INJ_CAP && !next && !(next = block_new(q, spare)))
+        if (offset + 1 == PP__INJ_CAP && !next
+            && !(next = block_new(q, spare, is_deep(q, tail))))
             return APR_ENOMEM;
         if (atomic_compare_exchange_weak_explicit(&q->tail.index, &tail, tail + STEP,
                                                   memory_order_seq_cst, memory_order_acquire))

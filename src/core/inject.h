@@ -30,6 +30,7 @@
 #define PP_INJECT_H
 
 #include "queue.h"
+#include "slab.h"
 
 #include <stdatomic.h>
 
@@ -46,8 +47,13 @@ typedef struct pp__inj_slot_t {
 
 typedef struct pp__inj_block_t {
     _Atomic(struct pp__inj_block_t *) next;
+    pp__slab_t                       *slab;    /* NULL: from malloc */
     pp__inj_slot_t                    slots[PP__INJ_CAP];
 } pp__inj_block_t;
+
+/* A queue this long (16 blocks, 64 KiB) or longer takes its blocks from
+ * slabs; a shorter one from malloc, and gives its slab back. */
+#define PP__INJ_DEEP (16 * PP__INJ_CAP)
 
 typedef struct pp__inj_end_t {
     _Atomic apr_uint64_t          index;
@@ -66,7 +72,8 @@ typedef struct pp__inject_t {
     _Atomic(pp__inj_block_t *) cache;
     char          pad1[PP__INJ_LINE - sizeof(pp__inj_end_t) - sizeof(void *)];
     pp__inj_end_t tail;
-    char          pad2[PP__INJ_LINE - sizeof(pp__inj_end_t)];
+    pp__slabs_t   slabs;    /* the pushers make blocks */
+    char          pad2[PP__INJ_LINE - sizeof(pp__inj_end_t) - sizeof(pp__slabs_t)];
 } pp__inject_t;
 
 /** An empty, open injector with its first block (APR_ENOMEM). */
@@ -80,7 +87,7 @@ void pp__inject_destroy(pp__inject_t *q);
  * Append a copy of e. PP_ESHUTDOWN once closed (nothing queued), or
  * APR_ENOMEM when a block was needed and none could be had (nothing
  * queued). A block comes from *spare when that list (linked by next)
- * has one, else from malloc.
+ * has one, else from the injector's cache, a slab (deep) or malloc.
  */
 apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_block_t **spare);
 
@@ -98,8 +105,9 @@ void pp__inject_close(pp__inject_t *q);
 /** A list of n blocks for pp__inject_push (APR_ENOMEM: none made). */
 apr_status_t pp__inject_spares(pp__inj_block_t **spare, apr_uint32_t n);
 
-/** Free what a list of spares still holds. */
-void pp__inject_free_spares(pp__inj_block_t *spare);
+/** Free what a list of spares still holds (blocks from q's cache may
+ *  have joined it). */
+void pp__inject_free_spares(pp__inject_t *q, pp__inj_block_t *spare);
 
 /* Entries an index has passed: every lap of PP__INJ_LAP indexes holds
  * PP__INJ_CAP slots. */

@@ -134,7 +134,7 @@ static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *
     rv = wait_room_locked(pool, n, flags, deadline);
     if (rv != APR_SUCCESS) {
         pp__mutex_unlock(pool->lock);
-        pp__inject_free_spares(spare);
+        pp__inject_free_spares(pool->inj, spare);
         return rv;
     }
     /* The injector closes under this lock: open now, it stays open. */
@@ -148,7 +148,7 @@ static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *
         rv = pp__inject_to_locked(pool, PP__MAX_CAPACITY);
         if (rv != APR_SUCCESS) {
             pp__mutex_unlock(pool->lock);
-            pp__inject_free_spares(spare);
+            pp__inject_free_spares(pool->inj, spare);
             return rv;
         }
         atomic_store_explicit(&pool->prio_used, 1, memory_order_relaxed);
@@ -170,7 +170,7 @@ static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *
         if (rv != APR_SUCCESS) {
             pp__prioq_unpush(&pool->queue, level, i);    /* all or nothing */
             pp__mutex_unlock(pool->lock);
-            pp__inject_free_spares(spare);
+            pp__inject_free_spares(pool->inj, spare);
             return rv;
         }
     }
@@ -182,7 +182,7 @@ static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *
     if (!injected)    /* the injector's takes keep its part (pop_injected) */
         pp__counter_raise_shared(&pool->queued_peak, pp__prioq_len(&pool->queue));
     wake_for_global(pool, n, 1);    /* unlocks */
-    pp__inject_free_spares(spare);
+    pp__inject_free_spares(pool->inj, spare);
     return APR_SUCCESS;
 }
 

@@ -50,4 +50,19 @@ apr_status_t pp__exit_watch(void *data);
 /** Online CPUs, at least 1. */
 apr_uint32_t pp__cpu_count(void);
 
+/** Bytes of pp__pages_map()'s regions: 2 MiB, one huge page on x86-64
+ *  and arm64. */
+#define PP__PAGES_SIZE ((apr_size_t)2 << 20)
+
+/** A zeroed region of PP__PAGES_SIZE bytes straight from the OS, at
+ *  least page-aligned, and backed by a huge page where the OS gives one
+ *  for the asking (POSIX: aligned to its size and advised so, which
+ *  Linux's transparent huge pages in "madvise" mode honour): a deep
+ *  queue then takes one page fault per region instead of 512. NULL when
+ *  the OS has no memory to give. */
+void *pp__pages_map(void);
+
+/** Give back a region from pp__pages_map(). */
+void pp__pages_unmap(void *region);
+
 #endif

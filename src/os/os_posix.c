@@ -6,6 +6,8 @@
 #include "core/pool_private.h"
 
 #include <pthread.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #ifdef HAVE_SYS_PRCTL_H
 #include <sys/prctl.h>
@@ -84,4 +86,30 @@ apr_status_t pp__exit_watch(void *data)
     if (exit_key_status != 0)
         return exit_key_status;
     return pthread_setspecific(exit_key, data);
+}
+
+void *pp__pages_map(void)
+{
+    /* Twice the size, then the ends cut off, for the alignment that a
+     * huge page needs (mmap aligns to a page only). */
+    apr_size_t size = PP__PAGES_SIZE, lead;
+    char *p = mmap(NULL, 2 * size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (p == MAP_FAILED)
+        return NULL;
+    lead = (size - (uintptr_t)p % size) % size;
+    if (lead)
+        munmap(p, lead);
+    munmap(p + lead + size, size - lead);
+    p += lead;
+#ifdef MADV_HUGEPAGE
+    /* Advice only: without huge pages the region works the same. */
+    madvise(p, size, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+void pp__pages_unmap(void *region)
+{
+    munmap(region, PP__PAGES_SIZE);
 }

@@ -90,3 +90,16 @@ apr_status_t pp__exit_watch(void *data)
         return APR_FROM_OS_ERROR(GetLastError());
     return FlsSetValue(exit_slot, data) ? APR_SUCCESS : APR_FROM_OS_ERROR(GetLastError());
 }
+
+void *pp__pages_map(void)
+{
+    /* VirtualAlloc aligns to 64 KiB; large pages need a privilege that a
+     * service rarely has, so these are ordinary pages, committed at once
+     * and zeroed on first touch. */
+    return VirtualAlloc(NULL, PP__PAGES_SIZE, MEM_RESERVE | MEM_COMMIT, PAGE_READWRITE);
+}
+
+void pp__pages_unmap(void *region)
+{
+    VirtualFree(region, 0, MEM_RELEASE);
+}

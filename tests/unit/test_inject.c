@@ -7,6 +7,7 @@
 #include "core/fault.h"
 #include "core/inject.h"
 
+#include <apr_thread_proc.h>
 #include <stdlib.h>
 
 static pp__entry_t entry(apr_uintptr_t i)
@@ -173,12 +174,70 @@ static void test_inject_alloc_failure(void)
     pp__fault_arm(PP__FAULT_QUEUE_GROW, 0);
     out = take_in_order(&q, out, (apr_uintptr_t)-1);
     T_EQ(out, in);
-    pp__inject_free_spares(spare);
+    pp__inject_free_spares(&q, spare);
     pp__inject_destroy(&q);
 }
 
+/* Push entries up to (not including) number `to`. */
+static apr_uintptr_t push_to(pp__inject_t *q, apr_uintptr_t in, apr_uintptr_t to)
+{
+    pp__entry_t e;
+
+    for (; in < to; in++) {
+        e = entry(in);
+        T_OK(pp__inject_push(q, &e, NULL));
+    }
+    return in;
+}
+
+/* A deep queue's blocks come from a slab (one region of the OS's); once
+ * the queue is shallow again and its blocks are back, the region goes
+ * back, and the destroy gives back one that still holds entries. A
+ * region the OS refuses leaves the blocks to malloc. */
+static void test_inject_slabs(void)
+{
+    /* The push of entry number c (counted from 0) installs the next
+     * block when c is a block's last slot; deep from PP__INJ_DEEP on. */
+    const apr_uintptr_t first_deep = PP__INJ_DEEP + PP__INJ_CAP - 1;
+    pp__inject_t q;
+    pp__entry_t e;
+    apr_uintptr_t in = 0, out = 0, i;
+
+    T_OK_FATAL(pp__inject_init(&q));
+    in = push_to(&q, in, first_deep);
+    T_EQ(pp__slabs_live(&q.slabs), 0);
+    in = push_to(&q, in, first_deep + 1);
+    T_EQ(pp__slabs_live(&q.slabs), 1);
+    in = push_to(&q, in, first_deep + 600 * PP__INJ_CAP);    /* beyond 511 blocks */
+    T_EQ(pp__slabs_live(&q.slabs), 2);
+    out = take_in_order(&q, out, (apr_uintptr_t)-1);
+    T_EQ(out, in);
+    /* Shallow now: three blocks' worth, one at a time. */
+    for (i = 0; i < 3 * PP__INJ_CAP; i++) {
+        in = push_to(&q, in, in + 1);
+        out = take_in_order(&q, out, 1);
+    }
+    T_EQ(out, in);
+    T_EQ(pp__slabs_live(&q.slabs), 0);
+
+    /* The OS says no to the first region: malloc serves that block, and
+     * the next block's region comes. */
+    pp__fault_arm(PP__FAULT_SLAB_MAP, 1);
+    in = push_to(&q, in, out + first_deep + 1);
+    T_EQ(pp__slabs_live(&q.slabs), 0);
+    in = push_to(&q, in, out + first_deep + 1 + PP__INJ_CAP);
+    T_EQ(pp__slabs_live(&q.slabs), 1);
+    pp__fault_arm(PP__FAULT_SLAB_MAP, 0);
+    out = take_in_order(&q, out, 2 * PP__INJ_CAP);
+    CU_ASSERT_TRUE(pop(&q, &e));
+    pp__inject_destroy(&q);    /* with a region's entries left */
+    T_EQ(pp__slabs_live(&q.slabs), 0);
+}
+
 /* Pushers and takers at once: every entry taken exactly once, each
- * pusher's entries in its order. */
+ * pusher's entries in its order. The takers start once the queue is
+ * deep (or the pushers are done), so that its blocks come from slabs
+ * and go back to them while pushers carve more. */
 #define RACE_PUSHERS 3
 #define RACE_TAKERS  3
 
@@ -212,6 +271,9 @@ static void taker(void *arg)
 
     for (k = 0; k < RACE_PUSHERS; k++)
         last[k] = 0;
+    while (apr_atomic_read32(&r->pushers_done) < RACE_PUSHERS
+           && pp__inject_len(&r->q) < 4 * PP__INJ_DEEP)
+        apr_thread_yield();
     for (;;) {
         if (pop(&r->q, &e)) {
             v = (apr_uint32_t)(apr_uintptr_t)e.arg;
@@ -258,6 +320,7 @@ static void test_inject_race(void)
     T_EQ(pp__inject_pushed(&r.q), n);
     T_EQ(pp__inject_len(&r.q), 0);
     pp__inject_destroy(&r.q);
+    T_EQ(pp__slabs_live(&r.q.slabs), 0);
     free((void *)r.hits);
 }
 
@@ -270,6 +333,7 @@ void t_register_inject(void)
     CU_add_test(s, "closed: pushes refused, contents still taken", test_inject_close);
     CU_add_test(s, "a failed block allocation queues nothing; cached blocks and spares serve",
                 test_inject_alloc_failure);
+    CU_add_test(s, "a deep queue's blocks come from slabs, which go back", test_inject_slabs);
     CU_add_test(s, "pushers and takers race: each entry taken once, in order per pusher",
                 test_inject_race);
 }
