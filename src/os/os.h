@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the pool needs from the OS beyond APR and the parker: naming the
- * calling thread, counting CPUs and hearing of forks. os_posix.c implements it for
- * Unix; a Windows port adds os_win32.c. The core includes no
+ * calling thread, counting CPUs, hearing of forks and mapping memory for
+ * slabs. os_posix.c implements it for Unix; a Windows port adds os_win32.c. The core includes no
  * OS header and has no #ifdef of its own.
  */
 #ifndef PP_OS_H
