@@ -20,7 +20,7 @@ enum {
     PP__FAULT_GROUP_CREATE,  /* a group's mutex */
     PP__FAULT_POOL_ALLOC,    /* pp_pool_create's arrays (workers, deques) */
     PP__FAULT_DSO_LOAD,      /* apr_dso_load of a plugin: ENOMEM, no message */
-    PP__FAULT_SLAB_MAP,      /* a slab's region from the OS */
+    PP__FAULT_SLAB_MAP,      /* a slab's region, kept or from the OS */
     PP__FAULT_POINTS
 };
 

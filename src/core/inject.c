@@ -58,7 +58,7 @@ static void block_release(pp__inject_t *q, pp__inj_block_t *b)
         free(b);
 }
 
-/* A zeroed block: a spare's, the cached one, or a new one, from a slab
+/* An empty block: a spare's, the cached one, or a new one, from a slab
  * when the queue is deep (from malloc when the OS has no region). The
  * cache's exchanges are acq_rel: the takers' last touches of a block
  * (block_free) come before its reuse here. A reused block keeps its
@@ -77,25 +77,24 @@ static pp__inj_block_t *block_new(pp__inject_t *q, pp__inj_block_t **spare, int 
     }
     b = atomic_exchange_explicit(&q->cache, NULL, memory_order_acq_rel);
     /* A shallow queue reuses no slab's block: that block would keep its
-     * whole region from going back. */
+     * whole region from being let go. */
     if (b && b->slab && !deep) {
         block_release(q, b);
         b = NULL;
     }
-    if (b) {
+    if (!b && pp__fault_hit(PP__FAULT_QUEUE_GROW))
+        return NULL;
+    if (!b && deep && (b = pp__slabs_get(&q->slabs, &slab)))
+        b->slab = slab;
+    if (b) {    /* used before: the cache's, or a reused region's */
         atomic_store_explicit(&b->next, NULL, memory_order_relaxed);
         for (i = 0; i < PP__INJ_CAP; i++)
             atomic_store_explicit(&b->slots[i].state, 0, memory_order_relaxed);
         return b;
     }
-    if (pp__fault_hit(PP__FAULT_QUEUE_GROW))
-        return NULL;
-    if (deep && (b = pp__slabs_get(&q->slabs, &slab))) {
-        b->slab = slab;
-        return b;
-    }
-    /* Shallow again: the region being carved goes once its blocks are
-     * back, rather than holding its 2 MiB until the next spike. */
+    /* Shallow again: the region being carved is let go once its blocks
+     * are back (slab.h), rather than held by this queue until its next
+     * spike. */
     if (!deep && pp__slabs_live(&q->slabs))
         pp__slabs_retire(&q->slabs);
     return calloc(1, sizeof(*b));

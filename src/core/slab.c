@@ -38,13 +38,62 @@ void pp__slabs_init(pp__slabs_t *s)
     atomic_init(&s->live, 0);
 }
 
+/* Regions whose pieces are all back, kept for the next carve of any
+ * injector in the process: a queue that spikes again, or a new pool's,
+ * would otherwise touch fresh pages again, each a fault (with huge pages,
+ * a 2 MiB clear), where malloc would have reused its heap. At most KEEP
+ * (8 MiB); one CAS or exchange per slot, no lock, so a fork cannot leave
+ * the cache locked (a region on its way in or out is only lost to the
+ * child). */
+#define KEEP 4
+static _Atomic(pp__slab_t *) kept[KEEP];
+
+static void keep_or_unmap(pp__slab_t *r)
+{
+    unsigned i;
+
+    for (i = 0; i < KEEP; i++) {
+        pp__slab_t *none = NULL;
+        if (atomic_compare_exchange_strong_explicit(&kept[i], &none, r, memory_order_release,
+                                                    memory_order_relaxed))
+            return;
+    }
+    pp__pages_unmap(r);
+}
+
+apr_uint32_t pp__slabs_kept(void)
+{
+    apr_uint32_t n = 0;
+    unsigned i;
+
+    for (i = 0; i < KEEP; i++)
+        n += atomic_load_explicit(&kept[i], memory_order_relaxed) != NULL;
+    return n;
+}
+
+/* A kept region, or a new one; NULL when the OS has none. acquire: the
+ * last uses of its pieces (before its keep) come before their reuse. */
+static pp__slab_t *region_new(void)
+{
+    pp__slab_t *r;
+    unsigned i;
+
+    if (pp__fault_hit(PP__FAULT_SLAB_MAP))
+        return NULL;
+    for (i = 0; i < KEEP; i++)
+        if (atomic_load_explicit(&kept[i], memory_order_relaxed)
+            && (r = atomic_exchange_explicit(&kept[i], NULL, memory_order_acquire)))
+            return r;
+    return pp__pages_map();
+}
+
 /* acq_rel: every use of the region's pieces, on whatever thread let them
- * go, comes before its unmap. */
+ * go, comes before its reuse or unmap. */
 void pp__slab_put(pp__slabs_t *s, pp__slab_t *region)
 {
     if (atomic_fetch_sub_explicit(&region->refs, 1, memory_order_acq_rel) == 1) {
-        pp__pages_unmap(region);
         atomic_fetch_sub_explicit(&s->live, 1, memory_order_relaxed);
+        keep_or_unmap(region);
     }
 }
 
@@ -66,7 +115,7 @@ void *pp__slabs_get(pp__slabs_t *s, pp__slab_t **region)
     lock(s);
     if (s->cur && s->cur->next == PIECES)
         retire_locked(s);
-    if (!s->cur && !pp__fault_hit(PP__FAULT_SLAB_MAP) && (r = pp__pages_map())) {
+    if (!s->cur && (r = region_new())) {
         atomic_init(&r->refs, 1);
         r->next = 1;
         s->cur = r;

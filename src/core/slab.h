@@ -9,10 +9,11 @@
  * gives them, one fault for 511 pieces.
  *
  * A region's header counts the pieces it gave out and not yet back, and
- * one more while it is the one being carved; the last to let go unmaps
- * it. Pieces are carved in order and never twice, so a piece is zero
- * when carved. Carving takes a spinlock: it happens once per block, a
- * few instructions, and once per region a map.
+ * one more while it is the one being carved; the last to let go keeps it
+ * for reuse (up to four regions in the process) or unmaps it. A piece
+ * is zero when carved from a new region, not from a reused one. Carving
+ * takes a spinlock: it happens once per block, a few instructions, and
+ * once per region a map.
  */
 #ifndef PP_SLAB_H
 #define PP_SLAB_H
@@ -34,20 +35,25 @@ typedef struct pp__slabs_t {
 /** No region yet: the first get maps one. */
 void pp__slabs_init(pp__slabs_t *s);
 
-/** A zeroed piece of PP__SLAB_PIECE bytes and, in *region, where it came
- *  from (for pp__slab_put); NULL when the OS had no region to give. */
+/** A piece of PP__SLAB_PIECE bytes (not zeroed) and, in *region, where
+ *  it came from (for pp__slab_put); NULL when the OS had no region to
+ *  give. */
 void *pp__slabs_get(pp__slabs_t *s, pp__slab_t **region);
 
-/** A piece of region is back: the region goes back to the OS when it
- *  is no longer carved and this was its last piece out. */
+/** A piece of region is back: when the region is no longer carved and
+ *  this was its last piece out, it is kept for reuse or goes back to the
+ *  OS. */
 void pp__slab_put(pp__slabs_t *s, pp__slab_t *region);
 
-/** Stop carving the current region, if any: it goes back to the OS
- *  once its pieces are. For a queue that became shallow again, and at
- *  the end. */
+/** Stop carving the current region, if any: it is let go (as above)
+ *  once its pieces are back. For a queue that became shallow again, and
+ *  at the end. */
 void pp__slabs_retire(pp__slabs_t *s);
 
-/** How many regions are mapped now (tests). */
+/** How many regions the process keeps for reuse now (tests). */
+apr_uint32_t pp__slabs_kept(void);
+
+/** How many regions s carves or has pieces out of now (tests). */
 static inline apr_uint32_t pp__slabs_live(pp__slabs_t *s)
 {
     return atomic_load_explicit(&s->live, memory_order_relaxed);

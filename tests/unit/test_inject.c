@@ -199,7 +199,8 @@ static void test_inject_slabs(void)
     /* The push of entry number c (counted from 0) installs the next
      * block when c is a block's last slot; deep from PP__INJ_DEEP on. */
     const apr_uintptr_t first_deep = PP__INJ_DEEP + PP__INJ_CAP - 1;
-    pp__inject_t q;
+    pp__inject_t q, other;
+    apr_uint32_t kept;
     pp__entry_t e;
     apr_uintptr_t in = 0, out = 0, i;
 
@@ -219,9 +220,19 @@ static void test_inject_slabs(void)
     }
     T_EQ(out, in);
     T_EQ(pp__slabs_live(&q.slabs), 0);
+    /* Both regions are kept (the process keeps up to four), and the next
+     * spike, of this injector or another, carves a kept one. */
+    kept = pp__slabs_kept();
+    CU_ASSERT_TRUE(kept >= 2);
+    T_OK_FATAL(pp__inject_init(&other));
+    push_to(&other, 0, first_deep + 1);
+    T_EQ(pp__slabs_live(&other.slabs), 1);
+    T_EQ(pp__slabs_kept(), kept - 1);
+    pp__inject_destroy(&other);
+    T_EQ(pp__slabs_kept(), kept);
 
-    /* The OS says no to the first region: malloc serves that block, and
-     * the next block's region comes. */
+    /* No region to be had: malloc serves that block, and the next
+     * block's region comes. */
     pp__fault_arm(PP__FAULT_SLAB_MAP, 1);
     in = push_to(&q, in, out + first_deep + 1);
     T_EQ(pp__slabs_live(&q.slabs), 0);
