@@ -5,7 +5,7 @@
  * million queued tasks are 64 MB of blocks; from malloc, each of their
  * pages cost a page fault on first touch, and on a VM a fault is an exit
  * to the hypervisor (docs/design.md, "The injector": 14 us each here,
- * 40 % of a bench W2 profile). A region is one huge page where the OS
+ * nearly half of a bench W2 profile). A region is one huge page where the OS
  * gives them, one fault for 511 pieces.
  *
  * A region's header counts the pieces it gave out and not yet back, and

@@ -190,10 +190,11 @@ static apr_uintptr_t push_to(pp__inject_t *q, apr_uintptr_t in, apr_uintptr_t to
     return in;
 }
 
-/* A deep queue's blocks come from a slab (one region of the OS's); once
- * the queue is shallow again and its blocks are back, the region goes
- * back, and the destroy gives back one that still holds entries. A
- * region the OS refuses leaves the blocks to malloc. */
+/* A deep queue's blocks come from a slab (a region of the OS's); once
+ * the queue is shallow again and its blocks are back, it holds no
+ * region, and the regions it let go serve another injector's spike; the
+ * destroy lets go of one that still holds entries. With no region to be
+ * had, malloc serves. */
 static void test_inject_slabs(void)
 {
     /* The push of entry number c (counted from 0) installs the next
