@@ -9,9 +9,9 @@
  */
 #include "config.h"
 #include "inject.h"
+#include "backoff.h"
 #include "fault.h"
 
-#include <apr_thread_proc.h>
 #include <stdlib.h>
 
 #define WRITE   1u    /* the entry is in the slot */
@@ -19,17 +19,6 @@
 #define DESTROY 4u    /* the slot's taker frees the block when done */
 
 #define STEP ((apr_uint64_t)1 << PP__INJ_SHIFT)
-
-/* The waits here are for another thread a few instructions into a claim
- * (its write, or its block's installation): spin a little, then give
- * the core away, in case that thread is waiting for this one's. */
-#define SPINS 16u
-
-static void backoff(apr_uint32_t *k)
-{
-    if (++*k > SPINS)
-        apr_thread_yield();
-}
 
 /* An end's index, then its block: the block is stored before the index
  * moves past a lap's end, so the block read after is the index's or a
@@ -120,16 +109,13 @@ static void block_unused(pp__inject_t *q, pp__inj_block_t *b, pp__inj_block_t **
     }
 }
 
-apr_status_t pp__inject_spares(pp__inj_block_t **spare, apr_uint32_t n)
+apr_status_t pp__inject_spares(pp__inject_t *q, pp__inj_block_t **spare, apr_uint32_t n)
 {
     pp__inj_block_t *list = NULL, *b;
 
     while (n-- > 0) {
         if (pp__fault_hit(PP__FAULT_QUEUE_GROW) || !(b = calloc(1, sizeof(*b)))) {
-            while ((b = list)) {    /* all from calloc */
-                list = atomic_load_explicit(&b->next, memory_order_relaxed);
-                free(b);
-            }
+            pp__inject_free_spares(q, list);
             return APR_ENOMEM;
         }
         atomic_store_explicit(&b->next, list, memory_order_relaxed);
@@ -214,7 +200,7 @@ apr_status_t pp__inject_push(pp__inject_t *q, const pp__entry_t *e, pp__inj_bloc
         }
         offset = offset_of(tail);
         if (offset == PP__INJ_CAP) {    /* the next block is on its way */
-            backoff(&k);
+            pp__backoff(&k);
             tail = load_end(&q->tail, &block);
             continue;
         }
@@ -272,7 +258,7 @@ int pp__inject_pop(pp__inject_t *q, pp__entry_t *e, apr_uint64_t *seen)
     for (;;) {
         offset = offset_of(head);
         if (offset == PP__INJ_CAP) {    /* the next block is on its way */
-            backoff(&k);
+            pp__backoff(&k);
             head = load_end(&q->head, &block);
             continue;
         }
@@ -298,7 +284,7 @@ int pp__inject_pop(pp__inject_t *q, pp__entry_t *e, apr_uint64_t *seen)
         /* The block's last slot: move the head on to the next block,
          * once its pusher has linked it. */
         while (!(next = atomic_load_explicit(&block->next, memory_order_acquire)))
-            backoff(&k);
+            pp__backoff(&k);
         index = (new_head & ~PP__INJ_MARK) + STEP;
         if (atomic_load_explicit(&next->next, memory_order_relaxed))
             index |= PP__INJ_MARK;
@@ -311,7 +297,7 @@ int pp__inject_pop(pp__inject_t *q, pp__entry_t *e, apr_uint64_t *seen)
     }
     slot = &block->slots[offset];
     while (!(atomic_load_explicit(&slot->state, memory_order_acquire) & WRITE))
-        backoff(&k);
+        pp__backoff(&k);
     *e = slot->e;
     if (offset + 1 == PP__INJ_CAP)
         block_destroy(q, block, 0);

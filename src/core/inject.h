@@ -103,7 +103,7 @@ int pp__inject_pop(pp__inject_t *q, pp__entry_t *e, apr_uint64_t *seen);
 void pp__inject_close(pp__inject_t *q);
 
 /** A list of n blocks for pp__inject_push (APR_ENOMEM: none made). */
-apr_status_t pp__inject_spares(pp__inj_block_t **spare, apr_uint32_t n);
+apr_status_t pp__inject_spares(pp__inject_t *q, pp__inj_block_t **spare, apr_uint32_t n);
 
 /** Free what a list of spares still holds (blocks from q's cache may
  *  have joined it). */

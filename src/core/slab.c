@@ -2,10 +2,9 @@
 /* Slabs (slab.h). */
 #include "config.h"
 #include "slab.h"
+#include "backoff.h"
 #include "fault.h"
 #include "os/os.h"
-
-#include <apr_thread_proc.h>
 
 /* The region's first piece holds this; the others are given out. */
 struct pp__slab_t {
@@ -16,14 +15,13 @@ struct pp__slab_t {
 #define PIECES ((apr_uint32_t)(PP__PAGES_SIZE / PP__SLAB_PIECE))
 
 /* Whoever holds busy is a few instructions from letting go, unless it
- * maps a region: spin a little, then give the core away. */
+ * maps a region. */
 static void lock(pp__slabs_t *s)
 {
     apr_uint32_t k = 0;
 
     while (atomic_flag_test_and_set_explicit(&s->busy, memory_order_acquire))
-        if (++k > 16)
-            apr_thread_yield();
+        pp__backoff(&k);
 }
 
 static void unlock(pp__slabs_t *s)

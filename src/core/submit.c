@@ -119,7 +119,7 @@ static apr_status_t enqueue(pp_pool_t *pool, unsigned level, const pp__entry_t *
             if (rv != PP_ESHUTDOWN)
                 return rv;
         }
-        else if (pp__inject_spares(&spare, n / PP__INJ_CAP + 2) != APR_SUCCESS) {
+        else if (pp__inject_spares(pool->inj, &spare, n / PP__INJ_CAP + 2) != APR_SUCCESS) {
             return APR_ENOMEM;
         }
     }

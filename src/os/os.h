@@ -2,8 +2,8 @@
 /*
  * What the pool needs from the OS beyond APR and the parker: naming the
  * calling thread, counting CPUs, hearing of forks and mapping memory for
- * slabs. os_posix.c implements it for Unix; a Windows port adds os_win32.c. The core includes no
- * OS header and has no #ifdef of its own.
+ * slabs. os_posix.c implements it for Unix; a Windows port adds
+ * os_win32.c. The core includes no OS header and has no #ifdef of its own.
  */
 #ifndef PP_OS_H
 #define PP_OS_H

@@ -163,8 +163,8 @@ static void test_inject_alloc_failure(void)
     T_EQ(out, in);
 
     pp__fault_arm(PP__FAULT_QUEUE_GROW, 2);
-    T_STATUS(pp__inject_spares(&spare, 3), APR_ENOMEM);
-    T_OK(pp__inject_spares(&spare, 3));
+    T_STATUS(pp__inject_spares(&q, &spare, 3), APR_ENOMEM);
+    T_OK(pp__inject_spares(&q, &spare, 3));
     pp__fault_arm(PP__FAULT_QUEUE_GROW, 1);    /* malloc would fail: spares serve */
     for (i = 0; i < 3 * PP__INJ_CAP; i++) {
         e = entry(in++);
