@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "testutil.h"
+#include "watchdog.h"
 
 #include <CUnit/Basic.h>
 #include <apr_file_info.h>
@@ -23,7 +24,8 @@ int main(int argc, char **argv)
     unsigned failed = 0;
     int i;
 
-    /* A hang is a failure too: never let CI wait for its own limit. */
+    /* A hang is a failure too: each test has its own limit (watchdog.h),
+     * and this one catches what runs outside any test. */
     t_os_watchdog(1800);
     if (apr_initialize() != APR_SUCCESS || apr_pool_create(&t_root, NULL) != APR_SUCCESS) {
         fprintf(stderr, "%s: cannot initialise APR\n", argv[0]);
@@ -56,6 +58,10 @@ int main(int argc, char **argv)
     }
     for (i = 0; t_suites[i]; i++)
         t_suites[i]();
+    if (t_watchdog_start(t_root) != APR_SUCCESS) {
+        fprintf(stderr, "%s: cannot start the per-test watchdog\n", argv[0]);
+        return 1;
+    }
 
     CU_basic_set_mode(CU_BRM_VERBOSE);
     if (argc > 1) {
@@ -81,12 +87,14 @@ int main(int argc, char **argv)
                     if (strncmp(t->pName, colon + 1, strlen(colon + 1)) == 0)
                         CU_basic_run_test(s, t);
             }
+            t_watchdog_idle();
             /* Each run resets CUnit's counts: add them up as we go. */
             failed += CU_get_number_of_failures() + CU_get_number_of_tests_failed();
         }
     }
     else {
         CU_basic_run_tests();
+        t_watchdog_idle();
         failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
     }
     CU_cleanup_registry();
