@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     }
     for (i = 0; t_suites[i]; i++)
         t_suites[i]();
-    if (t_watchdog_start(t_root) != APR_SUCCESS) {
+    if (t_watchdog_start() != APR_SUCCESS) {
         fprintf(stderr, "%s: cannot start the per-test watchdog\n", argv[0]);
         return 1;
     }
@@ -76,6 +76,7 @@ int main(int argc, char **argv)
             if (!s) {
                 fprintf(stderr, "%s: no suite named '%s'\n", apr_filepath_name_get(argv[0]),
                         name);
+                t_watchdog_stop();
                 CU_cleanup_registry();
                 return 2;
             }
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
         t_watchdog_idle();
         failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
     }
+    t_watchdog_stop();
     CU_cleanup_registry();
     apr_pool_destroy(t_root);
     apr_terminate();

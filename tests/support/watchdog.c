@@ -26,6 +26,9 @@ static apr_hash_t *real_fn;          /* CU_pTest -> its CU_TestFunc */
 static apr_interval_time_t limit;
 static int print_times;
 static apr_thread_t *thread;
+/* Unmanaged: a forked child's apr_terminate() must not destroy the
+ * condition the parent's thread waits on (glibc would wait for it). */
+static apr_pool_t *pool;
 
 /* Under lock: */
 static apr_thread_mutex_t *lock;
@@ -110,32 +113,36 @@ void t_watchdog_idle(void)
     set_running(NULL, NULL, 0);
 }
 
-static apr_status_t stop(void *unused)
+void t_watchdog_stop(void)
 {
     apr_status_t rv;
 
-    (void)unused;
+    if (!thread)
+        return;
     apr_thread_mutex_lock(lock);
     stopping = 1;
     apr_thread_cond_signal(changed);
     apr_thread_mutex_unlock(lock);
     apr_thread_join(&rv, thread);
-    return APR_SUCCESS;
+    thread = NULL;
+    apr_pool_destroy(pool);
 }
 
-apr_status_t t_watchdog_start(apr_pool_t *p)
+apr_status_t t_watchdog_start(void)
 {
     CU_pSuite s;
     CU_pTest t;
     apr_status_t rv;
 
+    if ((rv = apr_pool_create_unmanaged(&pool)) != APR_SUCCESS)
+        return rv;
     limit = apr_time_from_sec(t_watchdog_limit());
     print_times = getenv("PP_TEST_TIMES") != NULL;
-    real_fn = apr_hash_make(p);
+    real_fn = apr_hash_make(pool);
     for (s = CU_get_registry()->pSuite; s; s = s->pNext) {
         for (t = s->pTest; t; t = t->pNext) {
-            CU_pTest *key = apr_palloc(p, sizeof *key);
-            real_t *real = apr_palloc(p, sizeof *real);
+            CU_pTest *key = apr_palloc(pool, sizeof *key);
+            real_t *real = apr_palloc(pool, sizeof *real);
 
             *key = t;
             real->fn = t->pTestFunc;
@@ -143,12 +150,9 @@ apr_status_t t_watchdog_start(apr_pool_t *p)
             t->pTestFunc = watched;
         }
     }
-    if ((rv = apr_thread_mutex_create(&lock, APR_THREAD_MUTEX_DEFAULT, p)) != APR_SUCCESS
-        || (rv = apr_thread_cond_create(&changed, p)) != APR_SUCCESS
-        || (rv = apr_thread_create(&thread, NULL, watch, NULL, p)) != APR_SUCCESS)
-        return rv;
-    /* Registered last, so run first: the thread is gone before its mutex
-     * and condition are. */
-    apr_pool_cleanup_register(p, NULL, stop, apr_pool_cleanup_null);
-    return APR_SUCCESS;
+    if ((rv = apr_thread_mutex_create(&lock, APR_THREAD_MUTEX_DEFAULT, pool)) != APR_SUCCESS
+        || (rv = apr_thread_cond_create(&changed, pool)) != APR_SUCCESS
+        || (rv = apr_thread_create(&thread, NULL, watch, NULL, pool)) != APR_SUCCESS)
+        thread = NULL;
+    return rv;
 }

@@ -9,7 +9,6 @@
 #define PP_WATCHDOG_H
 
 #include <apr_errno.h>
-#include <apr_pools.h>
 
 /* The limit when $PP_TEST_TIMEOUT does not give one, in seconds. */
 #define T_WATCHDOG_DEFAULT 120
@@ -18,10 +17,13 @@
  * T_WATCHDOG_DEFAULT. */
 unsigned t_watchdog_limit(void);
 
-/* Start the watchdog's thread (in pool p) and put every test registered
- * with CUnit so far under it; call once, after the suites registered.
- * With $PP_TEST_TIMES set, each test's wall time goes to stderr too. */
-apr_status_t t_watchdog_start(apr_pool_t *p);
+/* Start the watchdog's thread and put every test registered with CUnit
+ * so far under it; call once, after the suites registered. With
+ * $PP_TEST_TIMES set, each test's wall time goes to stderr too. */
+apr_status_t t_watchdog_start(void);
+
+/* Stop and join the thread, before the registry is cleaned up. */
+void t_watchdog_stop(void);
 
 /* No test is running: called after each CUnit run, since a fatal assertion
  * leaves its test by longjmp, past the watchdog's end of the test. */

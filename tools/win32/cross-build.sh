@@ -22,6 +22,13 @@
 #    fails unless every test passed.
 #
 # Extra configure flags for parkpool: PP_CONFIGURE_FLAGS.
+#
+# PP_WIN32_CACHE=DIR keeps the dependencies' built prefix (step 3) in DIR,
+# outside WORKDIR, keyed by the Debian source versions apt would fetch,
+# the patches beside this script, this script and the cross compiler:
+# a run whose key matches a whole, readable entry (tools/win32/depcache.sh)
+# builds none of them; any other builds them into a new entry, as a run
+# without a cache builds them into WORKDIR/prefix.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mkdir -p "${1:-$top/build-win32}" && cd "${1:-$top/build-win32}" && pwd)
@@ -48,9 +55,9 @@ if [ -n "$missing" ]; then
 fi
 
 # ------------------------------------------------------------ 2. sources
-mkdir -p "$src" "$prefix/lib/pkgconfig"
-if ! ls "$src"/apr_*.orig.tar.* "$src"/apr-util_*.orig.tar.* "$src"/cunit_*.orig.tar.* \
-        "$src"/expat_*.orig.tar.* "$src"/openssl_*.orig.tar.* >/dev/null 2>&1; then
+deps="apr apr-util expat cunit openssl"
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+deb_src() {   # make sure apt knows the sources of the configured suites
     if ! grep -rqs '^Types:.*deb-src\|^deb-src ' /etc/apt/sources.list /etc/apt/sources.list.d/; then
         say "adding deb-src entries for the configured suites"
         # Security suites left out: the mirror may serve no sources for them
@@ -66,9 +73,38 @@ if ! ls "$src"/apr_*.orig.tar.* "$src"/apr-util_*.orig.tar.* "$src"/cunit_*.orig
         fi
         $sudo apt-get update -qq
     fi
+}
+
+cached=""
+if [ -n "${PP_WIN32_CACHE:-}" ]; then
+    deb_src
+    # What apt would fetch (file names and hashes, not the mirror's host),
+    # the patches, this script and the compiler that builds them.
+    key=$({ for pkg in $deps; do
+                apt-get source --print-uris "$pkg" 2>/dev/null | awk '{ print $2, $4 }'
+            done
+            cat "$top"/tools/win32/*.patch "$top/tools/win32/cross-build.sh"
+            $host-gcc --version | head -n 1; } | sh "$top/tools/win32/depcache.sh" key)
+    entry=$PP_WIN32_CACHE/deps-$key
+    prefix=$entry/prefix
+    if sh "$top/tools/win32/depcache.sh" valid "$entry"; then
+        say "dependencies from the cache: $entry"
+        cached=1
+    else
+        [ -d "$entry" ] && say "cache entry $entry is not whole: building it again"
+        # Other keys' entries are stale: one entry is kept.
+        rm -rf "$PP_WIN32_CACHE"/deps-*
+        mkdir -p "$prefix"
+    fi
+fi
+
+mkdir -p "$src" "$prefix/lib/pkgconfig"
+if [ -z "$cached" ] && ! ls "$src"/apr_*.orig.tar.* "$src"/apr-util_*.orig.tar.* \
+        "$src"/cunit_*.orig.tar.* "$src"/expat_*.orig.tar.* "$src"/openssl_*.orig.tar.* \
+        >/dev/null 2>&1; then
+    deb_src
     say "fetching APR, APR-util, expat, CUnit and OpenSSL sources from Debian"
-    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-    for pkg in apr apr-util expat cunit openssl; do
+    for pkg in $deps; do
         # A security update's sources may be missing from the mirror: then
         # the release's own version.
         (cd "$src" && { apt-get source --download-only "$pkg" >/dev/null 2>&1 \
@@ -179,6 +215,10 @@ if [ ! -f "$prefix/.openssl-done" ]; then
         > "$work/b-openssl.log" 2>&1 || {
         tail -n 40 "$work/b-openssl.log" >&2; echo "win32: building OpenSSL failed" >&2; exit 1; }
     : > "$prefix/.openssl-done"
+fi
+if [ -n "${PP_WIN32_CACHE:-}" ] && [ -z "$cached" ]; then
+    sh "$top/tools/win32/depcache.sh" seal "$entry"
+    say "dependencies kept in the cache: $entry"
 fi
 
 # ------------------------------------------------------------ 4. parkpool
