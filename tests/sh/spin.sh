@@ -11,8 +11,9 @@
 # checks the timer thread's timed sleep against inserters, a canceller and
 # a shutdown (no timer waits past its time, the thread leaves on shutdown)
 # and rejects NO_TOP_UNPARK, LOSSY_PARK and NO_CLOSE_UNPARK. PP_SPIN_FULL=1
-# adds the largest configurations (about a minute and a half and 3 GB
-# each; .ci/run sets it).
+# adds the largest configurations (two to five minutes and 3 GB or more
+# each; .ci/run sets it). The checks run PP_SPIN_JOBS at a time (the cores,
+# at most two by default); PP_SPIN_QUICK=1 runs each model's first only.
 set -u
 SPIN=${SPIN:-spin}
 CC=${CC:-cc}
