@@ -154,7 +154,12 @@ typedef struct pp_config_t {
      *  A failure fails pp_pool_create() with that status, after the workers
      *  already started have stopped (each told on_thread_stop); for a
      *  thread started later (replacing one that a task ended) the worker
-     *  is not replaced and on_log says why. */
+     *  is not replaced and on_log says why. Once a shutdown began no
+     *  worker starts, except while every live one is in a block section
+     *  (or none is left) during a drain: then one starts, so that the
+     *  drain goes on. So in a fixed pool whose tasks neither block nor
+     *  end their threads this runs once per worker, 0 .. threads-1,
+     *  between create and destroy. */
     apr_status_t (*on_thread_start)(apr_uint32_t worker, void *baton);
     /** Called on each worker thread whose on_thread_start succeeded (or
      *  that had none) after its last task, as it exits: at shutdown, or

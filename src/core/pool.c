@@ -29,7 +29,7 @@ static void set_state_locked(pp_pool_t *pool, apr_uint32_t state)
      * a push the injector took was taken while the pool ran. */
     if (pool->inj && !pp__inject_closed(pool->inj))
         pp__inject_close(pool->inj);
-    pp__startable_locked(pool);    /* a cancelling pool starts nobody */
+    pp__startable_locked(pool);    /* a shutdown bounds the starts (workers.c) */
 }
 
 /* Formats only when someone listens: a silent pool pays one test. */

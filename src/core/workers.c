@@ -18,7 +18,8 @@
  *
  * Counts, under the queue lock: live (workers from their reservation to
  * their leaving), nblocked (workers inside a block section), nstartable =
- * min(threads - (live - nblocked), nslots - live), 0 while cancelling;
+ * min(want - (live - nblocked), nslots - live), where want is threads
+ * while running, 1 while draining and 0 while cancelling;
  * readers without the lock see nstartable and nlive (atomics).
  */
 #include "config.h"
@@ -35,14 +36,23 @@ static void set_live_locked(pp_pool_t *pool, apr_uint32_t live)
     pp__startable_locked(pool);
 }
 
+/* The one place where the pool's state bounds starts. Running: up to
+ * threads active. Draining: only while no worker is active (every live one
+ * in a block section, or none left), one to keep the drain going; a
+ * worker that leaves a drain early is not replaced, so a fixed pool's
+ * thread hooks run once per worker (parkpool.h, on_thread_start).
+ * Cancelling: none. */
 void pp__startable_locked(pp_pool_t *pool)
 {
     apr_uint32_t active = pool->live - pool->nblocked, n = 0;
+    apr_uint32_t want = pool->state == STATE_RUNNING    ? pool->cfg.threads
+                        : pool->state == STATE_DRAINING ? 1
+                                                        : 0;
 
     ASSERT_LOCKED(pool);
     PP__ASSERT(pool->nblocked <= pool->live);
-    if (pool->state != STATE_CANCELLING && active < pool->cfg.threads) {
-        n = pool->cfg.threads - active;
+    if (active < want) {
+        n = want - active;
         if (n > pool->nslots - pool->live)
             n = pool->nslots - pool->live;
     }
